@@ -1,0 +1,5 @@
+"""flower-cli: the flower runtime and the ``flower`` command."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,55 @@
+"""The offline test harness: a scripted Messages API server and helpers around the real Claude Code binary."""
+
+from .recorded import RecordedRequest, result_text
+from .replies import (
+    ApiError,
+    Drop,
+    Hang,
+    Outage,
+    Reply,
+    Step,
+    Text,
+    ToolCall,
+    ToolUse,
+    Turn,
+    Usage,
+    bash,
+    invalid_request,
+    overloaded,
+    rate_limited,
+    read,
+    server_error,
+    unauthorized,
+    when_prompt,
+    write,
+)
+from .server import EXHAUSTED_TEXT, ScriptedServer
+from .validation import validate_messages
+
+__all__ = [
+    "EXHAUSTED_TEXT",
+    "ApiError",
+    "Drop",
+    "Hang",
+    "Outage",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedServer",
+    "Step",
+    "Text",
+    "ToolCall",
+    "ToolUse",
+    "Turn",
+    "Usage",
+    "bash",
+    "invalid_request",
+    "overloaded",
+    "rate_limited",
+    "read",
+    "result_text",
+    "server_error",
+    "unauthorized",
+    "validate_messages",
+    "when_prompt",
+    "write",
+]
