@@ -1,27 +1,16 @@
-"""Entry point of the ``flower`` console script."""
+"""``python -m flower_cli`` and the ``flower`` console script."""
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from . import __version__
+from .app import main as _main
 
-app = typer.Typer(
-    name="flower",
-    help="flower: a durable, portable runtime for long-horizon agents on the Claude Agent SDK.",
-    no_args_is_help=True,
-    add_completion=False,
-)
-
-
-@app.command()
-def version() -> None:
-    """Print the installed flower version."""
-    typer.echo(__version__)
+__all__ = ["main"]
 
 
 def main() -> None:
-    app()
+    sys.exit(_main())
 
 
 if __name__ == "__main__":

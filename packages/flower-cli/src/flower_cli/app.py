@@ -1,0 +1,189 @@
+"""The ``flower`` command, on typer. Heavy imports (the SDK, the stores) happen inside the commands, so
+``flower --help`` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+from .argv import rewrite_argv
+from .exits import Exit, ExitCode
+
+__all__ = ["GlobalOptions", "app", "main"]
+
+app = typer.Typer(
+    name="flower",
+    help=(
+        "flower: a durable, portable runtime for long-horizon agents on the Claude Agent SDK.\n\n"
+        'With no command, `flower "build X"` means `flower go "build X"`.'
+    ),
+    add_completion=False,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+sessions_app = typer.Typer(help="List or show the sessions of this workspace from the run dir's sessions.db.", rich_markup_mode=None)
+app.add_typer(sessions_app, name="sessions")
+
+
+@dataclass
+class GlobalOptions:
+    workspace: Path
+    run_dir: Path
+    verbose: bool
+    workbench: bool
+    trim: bool
+    json: bool
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"flower {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _globals(
+    ctx: typer.Context,
+    workspace: Annotated[Path, typer.Option("-w", "--workspace", help="The agent's working directory.")] = Path("."),
+    run_dir: Annotated[
+        Optional[Path],
+        typer.Option("-r", "--run-dir", help="Where sessions.db, manifest.json and lineage.json live [default: <workspace>/runs]."),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show subagent text, tool results, settings and their sources.")] = False,
+    workbench: Annotated[bool, typer.Option("-W", "--workbench", help="Give the agent a workbench at <run dir>/workbench.")] = False,
+    trim: Annotated[bool, typer.Option("-T", "--trim", help="Trim old large tool results when a session is resumed.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON event per line on stdout instead of the human view.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    ws = workspace.expanduser().resolve()
+    # An explicit -r is a path typed in the shell: relative to where it was typed. The default lives under
+    # the workspace, so one run's state never splits between two trees.
+    rd = run_dir.expanduser().resolve() if run_dir is not None else ws / "runs"
+    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out)
+
+
+class PermissionMode(str, Enum):
+    default = "default"
+    acceptEdits = "acceptEdits"  # noqa: N815 - the SDK's spelling
+    plan = "plan"
+    dontAsk = "dontAsk"  # noqa: N815
+    bypassPermissions = "bypassPermissions"  # noqa: N815
+
+
+@app.command()
+def go(
+    ctx: typer.Context,
+    ask: Annotated[Optional[str], typer.Argument(help="What to build, in a sentence.")] = None,
+) -> None:
+    """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
+    raise Exit(
+        ExitCode.USAGE,
+        "`flower go` (clarify -> goal -> judged work rounds) is not in this release yet. "
+        'Use `flower once "PROMPT"` for one agent, or `flower run flows.py:main` for a workflow.',
+    )
+
+
+@app.command()
+def once(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="The prompt for a single agent.")],
+    instructions: Annotated[str, typer.Option("-i", "--instructions", help="Role instructions appended to Claude Code's own.")] = "",
+    tools: Annotated[str, typer.Option("-t", "--tools", help="Comma-separated tools that run without asking.")] = "Read,Glob,Grep",
+    permission_mode: Annotated[PermissionMode, typer.Option("-p", "--permission-mode", help="The SDK permission mode.")] = PermissionMode.default,
+    budget: Annotated[Optional[float], typer.Option("-b", "--budget", help="Hard cost cap in USD for this query.")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this session id (from `flower sessions`).")] = None,
+    fork: Annotated[bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")] = False,
+) -> None:
+    """Run one agent once; the answer goes to stdout."""
+    from .commands.once import run_once
+
+    run_once(ctx.obj, prompt, instructions=instructions, tools=tools, permission_mode=permission_mode.value, budget=budget, resume=resume, fork=fork)
+
+
+@app.command("run")
+def run_cmd(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).")],
+) -> None:
+    """Run a workflow defined in Python."""
+    from .commands.run import run_workflow
+
+    run_workflow(ctx.obj, target)
+
+
+@app.command()
+def setup(
+    ctx: typer.Context,
+    token: Annotated[Optional[str], typer.Option("--token", help="API key (sk-ant-…) or gateway token.")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Gateway base URL (without /v1).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model name to use by default.")] = None,
+) -> None:
+    """Store credentials in the user .env (${XDG_CONFIG_HOME:-~/.config}/flower/.env, mode 0600)."""
+    from .commands.setup import run_setup_command
+
+    run_setup_command(ctx.obj, token=token, base_url=base_url, model=model)
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the live credential probe (one tiny paid request).")] = False,
+) -> None:
+    """Check settings (and where each came from), the endpoint, the credential and the store."""
+    from .commands.doctor import run_doctor
+
+    run_doctor(ctx.obj, probe=not no_probe)
+
+
+@sessions_app.callback(invoke_without_command=True)
+def sessions_list(ctx: typer.Context) -> None:
+    """List this workspace's sessions (newest first)."""
+    if ctx.invoked_subcommand is None:
+        from .commands.sessions import list_sessions
+
+        list_sessions(ctx.obj)
+
+
+@sessions_app.command("show")
+def sessions_show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="A session id from `flower sessions`.")]) -> None:
+    """Show one session's conversation, one line per message."""
+    from .commands.sessions import show_session
+
+    show_session(ctx.obj, session_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for user mistakes."""
+    args = rewrite_argv(list(sys.argv[1:] if argv is None else argv))
+    try:
+        app(args=args, prog_name="flower", standalone_mode=False)
+    except Exit as exc:
+        if exc.message:
+            from .render import sanitize
+
+            sys.stderr.write(sanitize(exc.message) + "\n")
+        return int(exc.code)
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.Abort:
+        sys.stderr.write("interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return int(ExitCode.USAGE)
+        raise
+    return 0

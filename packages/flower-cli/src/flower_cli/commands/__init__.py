@@ -1,0 +1,1 @@
+"""The implementations behind each ``flower`` subcommand (imported only when that command runs)."""

@@ -1,0 +1,90 @@
+"""What several commands share: the renderer, the credential gate, the step → exit code mapping."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..exits import Exit, ExitCode
+from ..render import JsonRenderer, Renderer
+
+if TYPE_CHECKING:
+    from ..app import GlobalOptions
+    from ..result import StepResult
+
+__all__ = ["ensure_credentials", "exit_code_for", "interactive", "make_view", "show_settings"]
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
+    """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
+    human = Renderer(verbose=opts.verbose)
+    return human, (JsonRenderer() if opts.json else human)
+
+
+def show_settings(view: Renderer) -> None:
+    import flower_env
+
+    for setting in flower_env.settings():
+        view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
+
+
+def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
+    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe)."""
+    import flower_env
+
+    flower_env.load_dotenv()
+    for note in flower_env.load_notes():
+        view.line(f"  ! {note}", "yellow")
+    problem = flower_env.check_credentials()
+    if problem:
+        if not interactive():
+            raise Exit(ExitCode.CONFIG, problem)
+        from .setup import interactive_setup
+
+        view.line("First run? One credential is all flower needs.", "yellow")
+        if not interactive_setup(view):
+            raise Exit(ExitCode.CONFIG, problem)
+    if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
+        return
+    for attempt in (1, 2):
+        view.line("- checking the credential…", "dim")
+        verdict = flower_env.probe_credentials()
+        if verdict.verdict in ("ok",):
+            return
+        if verdict.verdict == "net":
+            view.line(f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)", "dim")
+            return
+        what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
+        view.line(f"! {what}: {verdict.detail[:160]}", "red")
+        from .setup import interactive_setup
+
+        if attempt == 2 or not interactive_setup(view, reason="Let's fix it; it is checked again right after."):
+            raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")
+
+
+def exit_code_for(result: StepResult) -> ExitCode:
+    """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
+    if result.ok:
+        return ExitCode.DONE
+    from ..runtime import Runtime
+
+    if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
+        return ExitCode.INTERRUPTED
+    kinds = [str(a.get("reason") or "") for a in result.attempt_log]
+    if any(k == "offline" for k in kinds) or (result.error or "").startswith("network not back"):
+        return ExitCode.OFFLINE
+    import flower_resilience
+
+    if result.error and flower_resilience.classify(result.error) == "fatal" and _looks_like_credentials(result.error):
+        return ExitCode.CONFIG
+    return ExitCode.NOT_DONE
+
+
+def _looks_like_credentials(error: str) -> bool:
+    lowered = error.lower()
+    return any(w in lowered for w in ("authentication", "api key", "unauthorized", "401", "403", "permission_error", "x-api-key"))

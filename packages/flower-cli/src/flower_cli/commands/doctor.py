@@ -1,0 +1,79 @@
+"""``flower doctor``: every setting and where it came from, the endpoint, the credential, the store."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ..exits import Exit, ExitCode
+from ..render import Renderer
+
+if TYPE_CHECKING:
+    from ..app import GlobalOptions
+
+__all__ = ["run_doctor"]
+
+
+def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
+    import anyio
+    import flower_env
+    import flower_resilience
+
+    view = Renderer(verbose=opts.verbose)
+    problems: list[tuple[ExitCode, str]] = []
+    flower_env.load_dotenv()
+
+    view.line("settings", "bold")
+    for setting in flower_env.settings():
+        view.line(f"  {setting.key} = {setting.display}  ({setting.source})")
+    for note in flower_env.load_notes():
+        view.line(f"  ! {note}", "yellow")
+    missing = flower_env.check_credentials()
+    if missing:
+        problems.append((ExitCode.CONFIG, "no usable credential: run `flower setup`"))
+        view.line("  x " + missing.splitlines()[0], "red")
+
+    view.line("endpoint", "bold")
+    host, port = flower_resilience.endpoint()
+    up = anyio.run(flower_resilience.reachable, host, port, 5.0)
+    if up:
+        view.line(f"  + {host}:{port} reachable (DNS + TCP, no request sent)", "green")
+    else:
+        problems.append((ExitCode.OFFLINE, f"{host}:{port} is not reachable"))
+        view.line(f"  x {host}:{port} not reachable: check the network or ANTHROPIC_BASE_URL", "red")
+
+    view.line("credential", "bold")
+    if missing:
+        view.line("  - skipped: no credential", "dim")
+    elif not probe or os.environ.get("FLOWER_NO_PROBE"):
+        view.line("  - live probe skipped (--no-probe / FLOWER_NO_PROBE)", "dim")
+    elif not up:
+        view.line("  - skipped: endpoint unreachable", "dim")
+    else:
+        verdict = flower_env.probe_credentials()
+        if verdict.verdict == "ok":
+            view.line("  + accepted" + (f" ({verdict.detail})" if verdict.detail else ""), "green")
+        else:
+            code = ExitCode.OFFLINE if verdict.verdict == "net" else ExitCode.CONFIG
+            problems.append((code, f"credential check: {verdict.verdict}"))
+            view.line(f"  x {verdict.verdict}: {verdict.detail[:160]}", "red")
+
+    view.line("store", "bold")
+    db = opts.run_dir / "sessions.db"
+    if not db.exists():
+        view.line(f"  - {db} does not exist yet (created by the first run)", "dim")
+    else:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                keys = conn.execute("select count(*) from meta").fetchone()[0]
+                entries = conn.execute("select count(*) from entries").fetchone()[0]
+            view.line(f"  + {db}: {keys} transcripts, {entries} entries", "green")
+        except sqlite3.Error as exc:
+            problems.append((ExitCode.NOT_DONE, f"{db} is not readable: {exc}"))
+            view.line(f"  x {db} is not readable: {exc}", "red")
+
+    if problems:
+        worst = next((c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)))
+        raise Exit(worst, "doctor found problems: " + "; ".join(p[1] for p in problems))
+    view.line("all good", "green")

@@ -1,0 +1,73 @@
+"""``flower once PROMPT``: one agent, one step; the answer on stdout, progress on stderr."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from ..exits import Exit, ExitCode
+from .common import ensure_credentials, exit_code_for, make_view, show_settings
+
+if TYPE_CHECKING:
+    from ..app import GlobalOptions
+
+__all__ = ["run_once"]
+
+
+def run_once(
+    opts: GlobalOptions,
+    prompt: str,
+    *,
+    instructions: str,
+    tools: str,
+    permission_mode: str,
+    budget: float | None,
+    resume: str | None,
+    fork: bool,
+) -> None:
+    if fork and not resume:
+        raise Exit(ExitCode.USAGE, "--fork branches off an existing session; give it one with --resume SESSION_ID.")
+    if budget is not None and budget <= 0:
+        raise Exit(ExitCode.USAGE, f"--budget must be a positive amount in USD, got {budget}.")
+    if not prompt.strip():
+        raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
+    view, sink = make_view(opts)
+    if opts.verbose:
+        show_settings(view)
+    ensure_credentials(view)
+
+    import anyio
+
+    from ..runtime import Runtime
+    from ..spec import AgentSpec
+
+    allowed = [t.strip() for t in tools.split(",") if t.strip()]
+    spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
+    runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+    restore = runtime.install_signal_rescue()
+    try:
+        if resume and not runtime.has_session(resume):
+            raise Exit(
+                ExitCode.USAGE,
+                f"no session {resume} for workspace {runtime.workspace} in {runtime.run_dir / 'sessions.db'}; "
+                "`flower sessions` lists the ones there are.",
+            )
+        try:
+            result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
+        except KeyboardInterrupt:
+            runtime.rescue(reason=Runtime.INTERRUPTED)
+            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step is recorded in {runtime.manifest_path}")
+        for note in runtime.manifest.notes:
+            view.line(f"  ! {note}", "yellow")
+        if opts.json:
+            sink.emit({"kind": "done", "ok": result.ok, "text": result.text, "error": result.error, "session_id": result.session_id, "cost_usd": result.cost_usd})
+        elif result.text:
+            sys.stdout.write(result.text.rstrip("\n") + "\n")
+            sys.stdout.flush()
+        view.closing(runtime.total_cost(), str(runtime.manifest_path))
+        code = exit_code_for(result)
+        if code != ExitCode.DONE:
+            raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
+    finally:
+        restore()
+        runtime.close()

@@ -1,0 +1,108 @@
+"""``flower run TARGET``: load a workflow from ``file.py:attr`` or ``module:attr`` and drive it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..exits import Exit, ExitCode
+from .common import ensure_credentials, exit_code_for, make_view, show_settings
+
+if TYPE_CHECKING:
+    from ..app import GlobalOptions
+    from ..workflow import Workflow
+
+__all__ = ["load_target", "run_workflow"]
+
+
+def load_target(target: str) -> Any:
+    """The object named by ``file.py:attr`` or ``module:attr``, with a one-line error for each mistake."""
+    path_part, sep, attr = target.rpartition(":")
+    if not sep or not path_part or not attr:
+        raise Exit(ExitCode.USAGE, f"{target!r}: give the workflow as file.py:attr or module:attr, e.g. flows.py:main")
+    if path_part.endswith(".py"):
+        file = Path(path_part).expanduser()
+        if not file.is_file():
+            raise Exit(ExitCode.USAGE, f"no file {file} (current directory {Path.cwd()}); to import by module name, drop the .py")
+        file = file.resolve()
+        name = f"flower_run_{file.stem}"
+        spec = importlib.util.spec_from_file_location(name, file)
+        if spec is None or spec.loader is None:
+            raise Exit(ExitCode.USAGE, f"cannot load {file} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        sys.path.insert(0, str(file.parent))  # so the file can import its neighbours
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - the user's file: report it in one line
+            raise Exit(ExitCode.USAGE, f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
+    else:
+        try:
+            module = importlib.import_module(path_part)
+        except ModuleNotFoundError as exc:
+            raise Exit(ExitCode.USAGE, f"cannot import {path_part!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001
+            raise Exit(ExitCode.USAGE, f"importing {path_part!r} failed: {type(exc).__name__}: {exc}") from exc
+    if not hasattr(module, attr):
+        raise Exit(ExitCode.USAGE, f"{path_part!r} has no {attr!r}")
+    return getattr(module, attr)
+
+
+def _as_workflow(obj: Any, target: str) -> Workflow:
+    from ..workflow import Workflow, WorkflowError
+
+    if isinstance(obj, Workflow):
+        return obj
+    if callable(obj):
+        try:
+            made = obj()
+        except WorkflowError as exc:
+            raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+        if isinstance(made, Workflow):
+            return made
+        raise Exit(ExitCode.USAGE, f"{target}() returned {type(made).__name__}, not a flower_cli.Workflow")
+    raise Exit(ExitCode.USAGE, f"{target} is a {type(obj).__name__}, not a flower_cli.Workflow or a function returning one")
+
+
+def run_workflow(opts: GlobalOptions, target: str) -> None:
+    from ..workflow import WorkflowError
+
+    try:
+        workflow = _as_workflow(load_target(target), target)
+    except WorkflowError as exc:
+        raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+    view, sink = make_view(opts)
+    if opts.verbose:
+        show_settings(view)
+    ensure_credentials(view)
+
+    import anyio
+
+    from ..runtime import Runtime
+
+    runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+    restore = runtime.install_signal_rescue()
+    try:
+        try:
+            ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
+        except WorkflowError as exc:
+            raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+        except KeyboardInterrupt:
+            runtime.rescue(reason=Runtime.INTERRUPTED)
+            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the steps so far are recorded in {runtime.manifest_path}")
+        view.closing(runtime.total_cost(), str(runtime.manifest_path))
+        failed = ctx.get("_failed_at")
+        last = runtime.results[-1] if runtime.results else None
+        if opts.json:
+            sink.emit({"kind": "done", "ok": not failed, "failed_at": failed, "text": last.text if last else "", "cost_usd": runtime.total_cost()})
+        elif last is not None and last.text and not failed:
+            sys.stdout.write(last.text.rstrip("\n") + "\n")
+        if failed:
+            result = ctx["_results"][failed]
+            raise Exit(exit_code_for(result) if exit_code_for(result) != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {result.error or 'no result'}")
+    finally:
+        restore()
+        runtime.close()

@@ -1,0 +1,97 @@
+"""``flower sessions [show SID]``: what sessions.db holds for this workspace, read-only."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..exits import Exit, ExitCode
+from ..render import sanitize
+
+if TYPE_CHECKING:
+    from ..app import GlobalOptions
+
+__all__ = ["list_sessions", "show_session"]
+
+
+def _open(opts: GlobalOptions) -> tuple[Any, str]:
+    db = opts.run_dir / "sessions.db"
+    if not db.exists():
+        raise Exit(ExitCode.USAGE, f"no {db}: nothing has run in this run dir yet (use -w/-r to point at another).")
+    from claude_agent_sdk import project_key_for_directory
+    from flower_stores import SqliteSessionStore
+
+    return SqliteSessionStore(db), project_key_for_directory(str(opts.workspace))
+
+
+def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
+    from ..manifest import Manifest
+
+    out: dict[str, tuple[str, float]] = {}
+    for row in Manifest(opts.run_dir / "manifest.json").rows():
+        sid = row.get("session_id")
+        if isinstance(sid, str):
+            step, cost = out.get(sid, (str(row.get("step", "")), 0.0))
+            out[sid] = (step, cost + float(row.get("cost_usd") or 0.0))
+    return out
+
+
+def list_sessions(opts: GlobalOptions) -> None:
+    import anyio
+
+    store, project = _open(opts)
+    try:
+        listed = anyio.run(store.list_sessions, project)
+    finally:
+        store.close()
+    if not listed:
+        sys.stderr.write(f"no sessions for {opts.workspace} in {opts.run_dir / 'sessions.db'}\n")
+        return
+    costs = _costs(opts)
+    for item in sorted(listed, key=lambda s: s["mtime"], reverse=True):
+        sid = item["session_id"]
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000))
+        step, cost = costs.get(sid, ("", 0.0))
+        extra = f"  {step}  ${cost:.4f}" if step else ""
+        sys.stdout.write(f"{sid}  {when}{extra}\n")
+
+
+def _line(entry: dict[str, Any]) -> str | None:
+    kind = entry.get("type")
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else None
+    if kind not in ("user", "assistant") or message is None:
+        return None
+    content = message.get("content")
+    parts: list[str] = []
+    if isinstance(content, str):
+        parts.append(content)
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "tool_use":
+            parts.append(f"[{block.get('name')}] {str(block.get('input', ''))[:120]}")
+        elif block.get("type") == "tool_result":
+            body = block.get("content")
+            text = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body or [] if isinstance(b, dict))
+            parts.append(f"-> {text[:120]}")
+    text = " ".join(" ".join(parts).split())
+    return f"{kind:9} {text[:200]}" if text else None
+
+
+def show_session(opts: GlobalOptions, session_id: str) -> None:
+    import anyio
+
+    store, project = _open(opts)
+    try:
+        entries = anyio.run(store.load, {"project_key": project, "session_id": session_id})
+    finally:
+        store.close()
+    if entries is None:
+        raise Exit(ExitCode.USAGE, f"no session {session_id} for {opts.workspace}; `flower sessions` lists them.")
+    for entry in entries:
+        line = _line(entry)
+        if line:
+            sys.stdout.write(sanitize(line) + "\n")

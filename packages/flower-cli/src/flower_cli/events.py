@@ -1,0 +1,184 @@
+"""A stable, flat event stream over the SDK's messages, so a UI never imports SDK types.
+
+``normalize(message)`` turns one SDK message into zero or more `Event`s. Synthetic API errors (the
+harness's own "API Error: …" assistant rows) become ``kind="error"`` — never ``text`` — so they can not
+leak into a step's answer or the next step's prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Event", "EventKind", "is_synthetic_error", "normalize", "usage_context"]
+
+EventKind = Literal[
+    "text",
+    "thinking",
+    "prompt",
+    "tool_call",
+    "tool_result",
+    "result",
+    "error",
+    "reset",
+    "system",
+    "task",
+    "unknown",
+    "retry",
+    "step",
+    "handoff",
+    "ask",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """``kind`` says what happened; ``text`` is the human-readable part; ``tool`` names the tool of a call.
+
+    ``payload`` holds JSON-safe details (ids, costs, token counts); ``subagent`` is true for events from an
+    Agent-tool worker's own transcript. UIs should keep an ``else`` branch: new kinds may appear.
+    """
+
+    kind: EventKind
+    text: str = ""
+    tool: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+    subagent: bool = False
+
+    def __str__(self) -> str:
+        if self.kind == "tool_call":
+            return f"[{self.tool}] {self.text}"
+        return self.text or f"<{self.kind}>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "tool": self.tool, "subagent": self.subagent, "payload": self.payload}
+
+
+def usage_context(usage: dict[str, Any] | None) -> int:
+    """Tokens the model saw this turn: input + cache read + cache creation."""
+    if not isinstance(usage, dict):
+        return 0
+    total = 0
+    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        value = usage.get(key)
+        if isinstance(value, int):
+            total += value
+    return total
+
+
+def is_synthetic_error(message: Any) -> bool:
+    """The harness's own error row (model ``<synthetic>`` / ``isApiErrorMessage``), object or raw dict."""
+    if isinstance(message, dict):
+        inner = message.get("message") if isinstance(message.get("message"), dict) else {}
+        return bool(message.get("isApiErrorMessage")) or inner.get("model") == "<synthetic>"
+    return getattr(message, "model", None) == "<synthetic>"
+
+
+def _summary(name: str, tool_input: dict[str, Any]) -> str:
+    for key in ("command", "file_path", "pattern", "path", "url", "query", "description", "prompt"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return " ".join(value.split())[:200]
+    return ""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _sdk() -> Any:
+    # Imported on first use: `flower --help` must not pay for the SDK's import.
+    import claude_agent_sdk
+
+    return claude_agent_sdk
+
+
+def normalize(message: Any) -> list[Event]:
+    sdk = _sdk()
+    if isinstance(message, sdk.AssistantMessage):
+        return _assistant(sdk, message)
+    if isinstance(message, sdk.UserMessage):
+        return _user(sdk, message)
+    if isinstance(message, sdk.ResultMessage):
+        return [
+            Event(
+                "result",
+                message.subtype,
+                payload={
+                    "session_id": message.session_id,
+                    "cost_usd": message.total_cost_usd or 0.0,
+                    "num_turns": message.num_turns,
+                    "is_error": message.is_error,
+                    "api_error_status": message.api_error_status,
+                    "text": message.result or "",
+                },
+            )
+        ]
+    if isinstance(message, (sdk.TaskStartedMessage, sdk.TaskProgressMessage, sdk.TaskNotificationMessage, sdk.TaskUpdatedMessage)):
+        text = getattr(message, "description", None) or getattr(message, "summary", None) or ""
+        return [Event("task", text, payload={"kind": type(message).__name__, "task_id": getattr(message, "task_id", "")})]
+    if isinstance(message, sdk.SystemMessage):
+        data = message.data if isinstance(message.data, dict) else {}
+        if message.subtype in ("compact_boundary", "microcompact_boundary"):
+            meta = data.get("compact_metadata") or data.get("microcompact_metadata") or {}
+            pre, post = meta.get("pre_tokens"), meta.get("post_tokens")
+            micro = message.subtype.startswith("micro")
+            label = "micro-compaction" if micro else "compaction"
+            text = f"{label} ({meta.get('trigger', '?')}) {pre} -> {post} tokens" if pre is not None else label
+            return [Event("reset", text, payload={"trigger": meta.get("trigger"), "pre_tokens": pre, "post_tokens": post, "micro": micro})]
+        return [Event("system", message.subtype, payload={"subtype": message.subtype, "session_id": data.get("session_id")})]
+    if isinstance(message, sdk.ConversationResetMessage):
+        return [Event("reset", "conversation reset", payload={"subtype": "conversation_reset"})]
+    if isinstance(message, sdk.StreamEvent):
+        return []
+    return [Event("unknown", type(message).__name__)]
+
+
+def _assistant(sdk: Any, message: Any) -> list[Event]:
+    subagent = message.parent_tool_use_id is not None
+    base: dict[str, Any] = {"subagent": subagent, "model": message.model}
+    if subagent:
+        base["parent_tool_use_id"] = message.parent_tool_use_id
+    if is_synthetic_error(message) or (message.error and not any(isinstance(b, sdk.ToolUseBlock) for b in message.content)):
+        text = " ".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
+        return [Event("error", text or str(message.error), payload={**base, "synthetic": True, "error": message.error}, subagent=subagent)]
+    context = usage_context(message.usage)
+    if context:
+        base["context"] = context
+    events: list[Event] = []
+    for block in message.content:
+        if isinstance(block, sdk.TextBlock):
+            if block.text.strip():
+                events.append(Event("text", block.text, payload=dict(base), subagent=subagent))
+        elif isinstance(block, sdk.ThinkingBlock):
+            if block.thinking.strip():
+                events.append(Event("thinking", block.thinking, payload=dict(base), subagent=subagent))
+        elif isinstance(block, sdk.ToolUseBlock):
+            payload = {**base, "id": block.id, "input": block.input}
+            events.append(Event("tool_call", _summary(block.name, block.input), tool=block.name, payload=payload, subagent=subagent))
+    if not events and context:
+        # Keep the context reading even when a turn carried nothing to show.
+        events.append(Event("system", "usage", payload=dict(base), subagent=subagent))
+    return events
+
+
+def _user(sdk: Any, message: Any) -> list[Event]:
+    subagent = message.parent_tool_use_id is not None
+    base: dict[str, Any] = {"subagent": subagent}
+    if subagent:
+        base["parent_tool_use_id"] = message.parent_tool_use_id
+    if isinstance(message.content, str):
+        return [Event("prompt", message.content, payload=base, subagent=subagent)]
+    events: list[Event] = []
+    for block in message.content:
+        if isinstance(block, sdk.ToolResultBlock):
+            text = _text_of(block.content)[:500]
+            payload = {**base, "tool_use_id": block.tool_use_id, "is_error": bool(block.is_error)}
+            events.append(Event("tool_result", text, payload=payload, subagent=subagent))
+        elif isinstance(block, sdk.TextBlock):
+            events.append(Event("prompt", block.text, payload=dict(base), subagent=subagent))
+    return events

@@ -1,0 +1,25 @@
+"""The ``flower`` command's exit codes, and the one exception commands raise to leave with one."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["Exit", "ExitCode"]
+
+
+class ExitCode(IntEnum):
+    DONE = 0
+    NOT_DONE = 1  # the run stopped without reaching its goal; the reason is printed
+    USAGE = 2
+    CONFIG = 3  # credentials or configuration
+    OFFLINE = 4  # the network did not come back within the offline limit
+    INTERRUPTED = 130
+
+
+class Exit(Exception):
+    """Leave the command with ``code`` after printing ``message`` (one line, says what to do) on stderr."""
+
+    def __init__(self, code: ExitCode, message: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

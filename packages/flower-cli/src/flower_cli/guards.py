@@ -1,0 +1,75 @@
+"""Guards the Runtime installs around a role: hook merging and the main-thread tool walls.
+
+``allowed_tools`` only pre-approves tools; it does not forbid the others. These PreToolUse hooks make the
+wall real on the main thread (subagents — hook input with an ``agent_id`` — pass through).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["HANDS_ON", "delegate_guard", "merge_hooks", "whitelist_guard"]
+
+HANDS_ON = ("Bash", "Write", "Edit", "NotebookEdit")
+
+Hooks = dict[str, list[Any]]
+
+
+def merge_hooks(*groups: Mapping[str, Iterable[Any]] | None) -> Hooks:
+    """Concatenate hook matchers per event, in argument order; ``None`` groups and empty events vanish."""
+    merged: Hooks = {}
+    for group in groups:
+        for event, matchers in (group or {}).items():
+            merged.setdefault(event, []).extend(matchers)
+    return {event: matchers for event, matchers in merged.items() if matchers}
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+
+def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> Any | None:
+    """Refuse hands-on tools the role was not given (main thread only). ``None`` when nothing is banned."""
+    from claude_agent_sdk import HookMatcher
+
+    allowed_set = set(allowed)
+    banned = [tool for tool in HANDS_ON if tool not in allowed_set]
+    if not banned:
+        return None
+
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if data.get("agent_id"):
+            return {}
+        tool = data.get("tool_name", "")
+        return _deny(
+            f"{role} has no {tool}. This is deliberate, not a missing setting: put your conclusion in your reply "
+            "text, the runtime takes it from there. Do not try another way around it."
+        )
+
+    return HookMatcher(matcher="|".join(banned), hooks=[guard])
+
+
+def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/artifacts/") -> Any:
+    """The coordinator's wall: no hands-on tools on the main thread; read-only glances allowed if asked.
+
+    A glance is exactly what ``flower_stores.is_ephemeral`` accepts — the same predicate decides which
+    results expire, so what the coordinator may run and what goes stale are one set.
+    """
+    from claude_agent_sdk import HookMatcher
+    from flower_stores import is_ephemeral
+
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if data.get("agent_id"):
+            return {}
+        tool = data.get("tool_name", "")
+        command = (data.get("tool_input") or {}).get("command")
+        if allow_glance and tool == "Bash" and isinstance(command, str) and is_ephemeral(command):
+            return {}
+        return _deny(
+            f"The coordinator does not use {tool} itself. Dispatch a subagent with the Agent tool: give it the "
+            f"goal and the acceptance criteria, and ask it to write long output into {artifacts} and reply with "
+            "the path and its conclusion."
+        )
+
+    return HookMatcher(matcher="|".join(HANDS_ON), hooks=[guard])

@@ -1,0 +1,44 @@
+"""The outcome of one step run, as it lands in manifest.json."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["StepResult"]
+
+
+@dataclass
+class StepResult:
+    """One ``Runtime.run`` call.
+
+    ``attempts`` counts model attempts (retries included; human interrupts are not failures and are not
+    counted). ``errors`` keeps every failed attempt's error in order — the original kept only the last.
+    ``attempt_log`` is the resilience layer's record of each attempt (error, kind, wait, resumed, session).
+    ``cost_usd`` and ``num_turns`` add up across every attempt.
+    """
+
+    step: str
+    session_id: str | None = None
+    ok: bool = False
+    cost_usd: float = 0.0
+    num_turns: int = 0
+    text: str = ""
+    error: str | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)
+    resumed: bool = False
+    retired: list[str] = field(default_factory=list)
+    context: int = 0
+    interrupts: int = 0
+    attempt_log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return round(max(0.0, self.ended_at - self.started_at), 2)
+
+    def row(self, run_id: str) -> dict[str, Any]:
+        """The manifest row: every field, the duration, and the id of the process's run."""
+        return {**asdict(self), "duration_s": self.duration_s, "run": run_id}

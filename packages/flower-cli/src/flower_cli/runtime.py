@@ -1,0 +1,371 @@
+"""The Runtime: runs a role's step on the SDK, durably — stored, resumable, retried, recorded.
+
+One Runtime per process and run dir. Each ``run()`` is a step: it builds the options, streams the SDK
+through flower-resilience's ``resilient_query`` (the only retry loop), flattens messages into `Event`s,
+and records a `StepResult` row in ``manifest.json``. It never raises for model or transport trouble: a
+failure is a result with ``ok=False`` and every attempt's error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from .events import Event, normalize
+from .guards import delegate_guard, merge_hooks, whitelist_guard
+from .manifest import Manifest
+from .options import build_options
+from .result import StepResult
+from .spec import AgentSpec
+
+__all__ = ["CredentialsError", "Runtime"]
+
+EventSink = Callable[[Event], Any]
+
+INTERRUPT_NOTE = (
+    "(You were interrupted by the human. A tool call that was in flight may report that it was "
+    "interrupted — that is a side effect of the interruption, not a problem with the environment.)"
+)
+
+
+class CredentialsError(RuntimeError):
+    """No usable credential: the message says what is missing and how to fix it."""
+
+
+def _new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+class Runtime:
+    INTERRUPTED = "interrupted-by-human"
+    KILLED = "killed-by-signal"
+
+    def __init__(
+        self,
+        workspace: Path | str,
+        run_dir: Path | str = "runs",
+        *,
+        portable: bool = True,
+        trim: Any = False,
+        ephemeral: Any = True,
+        keep_denials: int = 1,
+        workbench: Any = False,
+        spill_threshold: int | None = 4000,
+        resilience: Any = True,
+        handoff: Any = True,
+        store: Any | None = None,
+        plugin_dirs: tuple[Path | str, ...] = (),
+    ) -> None:
+        import flower_env
+        import flower_resilience
+        import flower_stores
+
+        self.workspace = Path(workspace).expanduser().resolve()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        run_path = Path(run_dir).expanduser()
+        # A relative run dir lives under the workspace (the original resolved it against the process CWD,
+        # which split one run's state across two trees when -w pointed elsewhere).
+        self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+
+        flower_env.load_dotenv()
+        problem = flower_env.check_credentials()
+        if problem:
+            raise CredentialsError(problem)
+
+        self.portable = portable
+        self.keep_denials = keep_denials
+        self.plugin_dirs = tuple(plugin_dirs)
+        self.spill_threshold = spill_threshold
+        self.handoff = handoff
+        if isinstance(resilience, flower_resilience.Resilience):
+            self.resilience = resilience
+        else:
+            self.resilience = flower_resilience.Resilience(enabled=bool(resilience))
+        if store is None:
+            trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else flower_stores.TrimPolicy(enabled=bool(trim))
+            ephemeral_policy = (
+                ephemeral if isinstance(ephemeral, flower_stores.EphemeralPolicy) else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
+            )
+            store = flower_stores.PruningSessionStore(
+                self.run_dir / "sessions.db",
+                self.workspace,
+                policy=trim_policy,
+                prune=flower_stores.PrunePolicy(keep_denials=keep_denials),
+                ephemeral=ephemeral_policy,
+            )
+        self.store = store
+        self.workbench = self._make_workbench(workbench)
+
+        self.run_id = _new_run_id()
+        self.results: list[StepResult] = []
+        self.manifest = Manifest(self.run_dir / "manifest.json")
+        self.on_session: Callable[[str], Any] | None = None
+        self._current: StepResult | None = None
+        self._interrupt = threading.Event()
+        self._interrupt_words = ""
+
+    # --- construction helpers ---------------------------------------------------------------------
+
+    def _make_workbench(self, workbench: Any) -> Any | None:
+        if not workbench:
+            return None
+        import flower_workbench
+
+        wb = workbench if isinstance(workbench, flower_workbench.Workbench) else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
+        wb.refresh()
+        return wb
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.manifest.path
+
+    @property
+    def project_key(self) -> str:
+        from claude_agent_sdk import project_key_for_directory
+
+        return project_key_for_directory(str(self.workspace))
+
+    def has_session(self, session_id: str) -> bool:
+        check = getattr(self.store, "has_session", None)
+        return bool(check(self.project_key, session_id)) if callable(check) else False
+
+    def context_of(self, session_id: str) -> int:
+        last = getattr(self.store, "last_context", None)
+        return int(last(self.project_key, session_id)) if callable(last) else 0
+
+    def total_cost(self) -> float:
+        return round(sum(r.cost_usd for r in self.results), 4)
+
+    # --- control ----------------------------------------------------------------------------------
+
+    def interrupt(self, message: str = "") -> None:
+        """Ask the running step to stop at the next message and resume the same session with ``message``.
+
+        Safe from any thread; cooperative (the break happens at the next message boundary).
+        """
+        self._interrupt_words = message
+        self._interrupt.set()
+
+    def rescue(self, reason: str | None = None) -> None:
+        """Record the in-flight step (SIGTERM/SIGHUP/Ctrl-C path): it must not vanish from the manifest."""
+        current = self._current
+        if current is None or current.ended_at:
+            return
+        current.ended_at = time.time()
+        current.ok = False
+        current.error = reason or current.error or self.KILLED
+        if current not in self.results:
+            self.results.append(current)
+        try:
+            self._write_manifest(lock_timeout=2.0)
+        except OSError:
+            pass  # a dying process cannot do better; the stores already hold the transcript
+
+    def install_signal_rescue(self) -> Callable[[], None]:
+        """On SIGTERM/SIGHUP: rescue, then die of the same signal. Returns a function that uninstalls."""
+        previous: dict[int, Any] = {}
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.rescue()
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                previous[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):  # not the main thread
+                pass
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        return restore
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- running ----------------------------------------------------------------------------------
+
+    def _hooks_for(self, spec: AgentSpec) -> dict[str, list[Any]]:
+        pre: list[Any] = []
+        post: list[Any] = []
+        if spec.delegate_only:
+            artifacts = f"{self.workbench.show(self.workbench.root / 'artifacts')}/" if self.workbench else ".flower/artifacts/"
+            pre.append(delegate_guard(allow_glance=spec.glance, artifacts=artifacts))
+        else:
+            wall = whitelist_guard(spec.allowed_tools, role=spec.name)
+            if wall is not None:
+                pre.append(wall)
+        if self.workbench is not None:
+            import flower_workbench
+
+            post.append(flower_workbench.index_guard(self.workbench))
+            if self.spill_threshold:
+                post.append(flower_workbench.spill_guard(self.workbench, threshold=self.spill_threshold))
+        return merge_hooks(spec.hooks, {"PreToolUse": pre, "PostToolUse": post})
+
+    def _options(self, spec: AgentSpec, *, resume: str | None, fork: bool, resume_at: str | None) -> Any:
+        add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
+        return build_options(
+            spec,
+            cwd=self.workspace,
+            session_store=self.store,
+            resume=resume,
+            fork=fork,
+            resume_at=resume_at,
+            portable=self.portable,
+            plugin_dirs=self.plugin_dirs,
+            add_dirs=add_dirs,
+            hooks=self._hooks_for(spec),
+        )
+
+    def _first_prompt(self, spec: AgentSpec, prompt: str, resume: str | None) -> str:
+        # The index goes into the first message of a NEW session, not the system prompt: a system prompt
+        # that changes whenever the index does would invalidate the prompt cache on every turn.
+        if self.workbench is None or not spec.workbench or resume:
+            return prompt
+        self.workbench.refresh()
+        return f"{self.workbench.prompt_block()}\n\n---\n\n{prompt}"
+
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> StepResult:
+        import flower_resilience
+
+        result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
+        self._current = result
+        texts: list[str] = []
+        self._interrupt.clear()
+
+        def emit(event: Event) -> None:
+            if on_event is not None:
+                on_event(event)
+
+        def on_resilience(ev: Any) -> None:
+            emit(Event("retry", ev.message, payload={"step": result.step, **_resilience_payload(ev)}))
+
+        current_prompt = self._first_prompt(spec, prompt, resume)
+        current_resume, current_fork = resume, fork
+        try:
+            while True:
+                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=resume_at)
+                stream = flower_resilience.resilient_query(
+                    prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
+                )
+                interrupted = False
+                try:
+                    async for message in stream:
+                        sid = getattr(message, "session_id", None)
+                        if isinstance(sid, str) and sid and sid != result.session_id:
+                            result.session_id = sid
+                            self._announce_session(sid)
+                        if self._interrupt.is_set():
+                            interrupted = True
+                            break
+                        for event in normalize(message):
+                            self._collect(result, event, texts)
+                            emit(event)
+                finally:
+                    await stream.aclose()
+                self._absorb(result, stream.record)
+                if interrupted and result.session_id:
+                    self._interrupt.clear()
+                    words, self._interrupt_words = self._interrupt_words.strip(), ""
+                    result.interrupts += 1
+                    result.resumed = True
+                    emit(Event("retry", "interrupted; resuming with your words" if words else "interrupted; continuing", payload={"step": result.step}))
+                    current_prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
+                    current_resume, current_fork = result.session_id, False
+                    continue
+                if interrupted:
+                    result.ok, result.error = False, self.INTERRUPTED
+                break
+        except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
+            result.ok = False
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.errors.append(result.error)
+        except BaseException:  # cancelled (Ctrl-C) or killed: record why, then let it go on
+            result.ok = False
+            result.error = result.error or self.INTERRUPTED
+            raise
+        finally:
+            text = "\n".join(t.strip() for t in texts if t.strip()).strip()
+            if text:
+                result.text = text
+            result.ended_at = time.time()
+            self._current = None
+            self.results.append(result)
+            self._write_manifest()
+        return result
+
+    def _announce_session(self, session_id: str) -> None:
+        if self.on_session is not None:
+            try:
+                self.on_session(session_id)
+            except Exception:  # noqa: BLE001 - a UI callback must not break the step
+                pass
+
+    @staticmethod
+    def _collect(result: StepResult, event: Event, texts: list[str]) -> None:
+        if event.subagent:
+            return
+        context = event.payload.get("context")
+        if isinstance(context, int) and context > result.context:
+            result.context = context
+        if event.kind == "text":
+            texts.append(event.text)
+
+    @staticmethod
+    def _absorb(result: StepResult, record: Any) -> None:
+        """Fold one resilient_query's attempt record into the step's result (costs add up)."""
+        result.attempts += len(record.attempts)
+        result.cost_usd = round(result.cost_usd + float(record.cost_usd or 0.0), 6)
+        result.num_turns += int(record.num_turns or 0)
+        result.resumed = result.resumed or bool(record.resumed)
+        result.ok = bool(record.ok)
+        result.error = record.error
+        for attempt in record.attempts:
+            entry = dataclasses.asdict(attempt) if dataclasses.is_dataclass(attempt) else dict(attempt)
+            result.attempt_log.append(entry)
+            if entry.get("error"):
+                result.errors.append(str(entry["error"]))
+        if record.session_id:
+            result.session_id = record.session_id
+
+    def _write_manifest(self, *, lock_timeout: float | None = None) -> None:
+        rows = [r.row(self.run_id) for r in self.results]
+        self.manifest.write(self.run_id, rows, lock_timeout=lock_timeout)
+
+
+def _resilience_payload(ev: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(ev):
+        return {k: v for k, v in dataclasses.asdict(ev).items() if k != "message"}
+    return {}

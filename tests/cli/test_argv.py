@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import pytest
+
+from flower_cli.argv import rewrite_argv
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ([], ["go"]),
+        (["-v"], ["-v", "go"]),
+        (["build X"], ["go", "build X"]),
+        (["-w", "D", "build X"], ["-w", "D", "go", "build X"]),
+        (["build X", "--asks", "2"], ["go", "build X", "--asks", "2"]),
+        (["once", "-v", "hi"], ["-v", "once", "hi"]),
+        (["once", "hi", "--json", "-w", "/tmp/x"], ["--json", "-w", "/tmp/x", "once", "hi"]),
+        (["--workspace=/a", "setup", "--token", "t"], ["--workspace=/a", "setup", "--token", "t"]),
+        (["setup"], ["setup"]),
+        (["--help"], ["--help"]),
+        (["-h"], ["-h"]),
+        (["doctor", "-T"], ["-T", "doctor"]),
+        (["once", "--", "-v"], ["once", "--", "-v"]),
+        (["sessions", "show", "abc", "-r", "runs2"], ["-r", "runs2", "sessions", "show", "abc"]),
+    ],
+)
+def test_rewrite(given: list[str], expected: list[str]) -> None:
+    assert rewrite_argv(given) == expected
