@@ -1,0 +1,91 @@
+"""Reading Claude Code transcript entries, and copy-on-write edits of them.
+
+Rewriting never mutates its input. An entry that changes is rebuilt along the path to the change (entry →
+message → content list → block); every other entry is passed through as the same object, which is what keeps
+a layered load of a 20 MB session cheap. Treat the output as read-only, or copy it before editing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "Entry",
+    "block_text",
+    "blocks",
+    "is_protected",
+    "replace_blocks",
+    "tool_result_blocks",
+    "tool_use_blocks",
+]
+
+Entry = Mapping[str, Any]
+
+
+def is_protected(entry: Entry) -> bool:
+    """Compact summaries and meta entries are the only record of compacted history: never rewritten."""
+    return bool(entry.get("isCompactSummary") or entry.get("isMeta"))
+
+
+def blocks(entry: Entry) -> list[Any]:
+    """The content blocks of an entry's message (an empty list for string content or no message)."""
+    message = entry.get("message")
+    if not isinstance(message, Mapping):
+        return []
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def tool_use_blocks(entry: Entry) -> Iterator[Mapping[str, Any]]:
+    for block in blocks(entry):
+        if isinstance(block, Mapping) and block.get("type") == "tool_use":
+            yield block
+
+
+def tool_result_blocks(entry: Entry) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for index, block in enumerate(blocks(entry)):
+        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+            yield index, block
+
+
+def block_text(block: Mapping[str, Any]) -> str | None:
+    """The text of a tool_result, or ``None`` when it must not be replaced (images, documents, no text)."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts: list[str] = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            return None
+        kind = part.get("type")
+        if kind in ("image", "document"):
+            return None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return "".join(texts) if texts else None
+
+
+def replace_blocks(entry: Entry, new_blocks: Sequence[Any], **entry_changes: Any) -> dict[str, Any]:
+    """A copy of ``entry`` whose message content is ``new_blocks`` (and with ``entry_changes`` applied)."""
+    out = dict(entry)
+    message = dict(entry["message"])
+    message["content"] = list(new_blocks)
+    out["message"] = message
+    for name, value in entry_changes.items():
+        if value is _REMOVE:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    return out
+
+
+class _Remove:
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+_REMOVE: Any = _Remove()
+REMOVE = _REMOVE

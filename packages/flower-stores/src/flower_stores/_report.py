@@ -1,0 +1,63 @@
+"""`LoadReport`: what one layered load changed, and the one-line summary the UI shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["LoadReport", "trim_report"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """Counts of one load's rewrite. All zero means the transcript went to the model unchanged."""
+
+    expired: int = 0  # glance results replaced by an "expired" note
+    trimmed: int = 0  # large results moved to spill files
+    kept: int = 0  # large results left in place (the newest keep_recent)
+    chars_saved: int = 0  # characters the trimmed results no longer send
+    denials_dropped: int = 0  # old denials removed (tool_use + tool_result)
+    api_errors_dropped: int = 0  # synthetic error entries removed
+    interrupts_neutralized: int = 0  # interrupted-call results replaced by a neutral note
+    orphans_healed: int = 0  # tool_use blocks given a synthetic result
+    pruned: int = 0  # entries removed from the transcript in total
+
+    def __add__(self, other: LoadReport) -> LoadReport:
+        return LoadReport(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self) if f.name != "kept")
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def summary(self) -> str:
+        """One line for a status bar, e.g. ``trimmed 12 tool results (kept 20), saved ~48k tokens; …``."""
+        parts: list[str] = []
+        if self.trimmed:
+            parts.append(f"trimmed {self.trimmed} tool result{_s(self.trimmed)} (kept {self.kept}), saved ~{_tokens(self.chars_saved)} tokens")
+        if self.expired:
+            parts.append(f"expired {self.expired} stale result{_s(self.expired)}")
+        if self.pruned:
+            parts.append(f"pruned {self.pruned} entr{'y' if self.pruned == 1 else 'ies'}")
+        repaired = self.interrupts_neutralized + self.orphans_healed
+        if repaired:
+            parts.append(f"repaired {repaired} interrupted call{_s(repaired)}")
+        return "; ".join(parts) if parts else "nothing trimmed"
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _tokens(chars: int) -> str:
+    tokens = chars // 4  # the usual ~4 characters per token
+    return f"{tokens // 1000}k" if tokens >= 1000 else str(tokens)
+
+
+def trim_report(store_or_report: Any) -> str:
+    """The one-line summary of a store's last load (``store.last_report``), or of a `LoadReport`."""
+    report = store_or_report if isinstance(store_or_report, LoadReport) else getattr(store_or_report, "last_report", None)
+    if not isinstance(report, LoadReport):
+        return "nothing trimmed"
+    return report.summary()

@@ -1,0 +1,362 @@
+"""`SqliteSessionStore`: the SDK's SessionStore protocol on one SQLite file that several processes share.
+
+Concurrency model (why it is safe for parallel runs in one run dir):
+
+- WAL journal, so readers never block the writer and the writer never blocks readers;
+- every append is one ``BEGIN IMMEDIATE`` transaction: it takes the database's write lock *before* it reads
+  ``meta.next_seq`` and the already-stored uuids, so two processes can never hand out the same ``seq`` or
+  both insert the same uuid — ``seq`` stays contiguous per key and nothing is lost or duplicated;
+- a busy timeout makes a writer wait for the lock instead of failing while another process commits.
+
+All SQLite work runs in a worker thread (anyio), one connection per thread, so a 20 MB load never blocks the
+event loop and two loads in one process do not wait for each other.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+
+import anyio.to_thread
+from claude_agent_sdk import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+    fold_session_summary,
+)
+
+__all__ = ["SqliteSessionStore", "StoreError"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    store_key TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    uid       TEXT,
+    payload   TEXT NOT NULL,
+    PRIMARY KEY (store_key, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS entries_uid
+    ON entries(store_key, uid) WHERE uid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS meta (
+    store_key TEXT PRIMARY KEY,
+    mtime     INTEGER NOT NULL,
+    next_seq  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    project_key TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    mtime       INTEGER NOT NULL,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (project_key, session_id)
+);
+"""
+
+# A writer waits this long for another process's transaction before giving up. Appends are small and quick;
+# a long wait means something is badly wrong, and the SDK retries a failed batch anyway.
+BUSY_TIMEOUT_S = 30.0
+# SQLite's default limit on bound parameters is 32766 since 3.32, but older builds stop at 999.
+_PARAMS_PER_QUERY = 900
+
+
+class StoreError(RuntimeError):
+    """The session store cannot be opened or used (a bad path, a file that is not a database)."""
+
+
+def store_key(key: SessionKey | SessionListSubkeysKey) -> str:
+    """``project_key/session_id[/subpath]`` — the seed's layout of ``entries.store_key`` and ``meta.store_key``."""
+    subpath = cast("dict[str, Any]", key).get("subpath")
+    base = f"{key['project_key']}/{key['session_id']}"
+    return f"{base}/{subpath}" if subpath else base
+
+
+def _prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of every string starting with ``prefix`` (which ends in "/"): an index range, no LIKE escaping.
+
+    ``"/"`` is U+002F and ``"0"`` U+0030, so ``[p + "/", p + "0")`` holds exactly the keys under ``p/``.
+    """
+    assert prefix.endswith("/")
+    return prefix, prefix[:-1] + "0"
+
+
+def _dumps(entry: Any) -> str:
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+class SqliteSessionStore:
+    """A `claude_agent_sdk.SessionStore` on one SQLite file (the seed's ``sessions.db`` schema).
+
+    Implements the whole protocol (``append``, ``load``, ``list_sessions``, ``list_session_summaries``,
+    ``delete``, ``list_subkeys``) plus the synchronous helpers flower itself uses: ``projects()``,
+    ``has_session()`` and ``last_context()``. Use it as ``ClaudeAgentOptions(session_store=store)``; close it
+    with ``close()`` or a ``with`` block.
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory") from exc
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        self._last_mtime = 0
+        with self._transaction() as db:
+            # executescript() would COMMIT our BEGIN first, so the DDL runs statement by statement.
+            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                db.execute(statement)
+
+    # --- connections ------------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"session store {self.path} is closed; open a new SqliteSessionStore")
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            return db
+        with self._lock:
+            if self._closed:  # closed while we waited for the lock
+                raise StoreError(f"session store {self.path} is closed; open a new SqliteSessionStore")
+            try:
+                # isolation_level=None: we issue BEGIN/COMMIT ourselves, so the write lock is taken when *we*
+                # say (BEGIN IMMEDIATE), not lazily at the first INSERT after a read.
+                db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open session store {self.path}: {exc}; pass a path in a writable directory") from exc
+            try:
+                db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"session store {self.path}: SQLite refused WAL mode ({mode}); put it on a local file system")
+                # NORMAL is durable across process crashes in WAL mode; only a power loss can lose the last
+                # commits, and the CLI's local JSONL is the primary copy anyway.
+                db.execute("PRAGMA synchronous = NORMAL")
+            except (sqlite3.Error, StoreError) as exc:
+                db.close()
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(f"cannot open session store {self.path}: {exc}; pass the path of a SQLite file (or a new file)") from exc
+            self._connections.append(db)
+            self._local.db = db
+            return db
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that holds the database's write lock from its first statement."""
+        db = self._connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        else:
+            db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for db in connections:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass  # closing must not fail; the data is committed already
+
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStore({str(self.path)!r})"
+
+    # --- the storage clock ------------------------------------------------------------------------
+
+    def _next_mtime(self, stored: int) -> int:
+        """Epoch ms, strictly greater than this key's stored mtime and this instance's previous stamp.
+
+        Taking the stored value into account makes mtime strictly increasing per key across *processes* too
+        (the read happens under the write lock), not only within one instance as in the original.
+        """
+        now = int(time.time() * 1000)
+        with self._lock:
+            now = max(now, self._last_mtime + 1, stored + 1)
+            self._last_mtime = now
+        return now
+
+    # --- SessionStore protocol ----------------------------------------------------------------------
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Persist a batch. Entries whose ``uuid`` is already stored under ``key`` are skipped (SDK retries)."""
+        if not entries:
+            return
+        await anyio.to_thread.run_sync(self._append, key, entries)
+
+    def _append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
+        k = store_key(key)
+        # Serialise before taking the write lock: the lock is shared by every process on this file.
+        batch: list[tuple[str | None, str, SessionStoreEntry]] = []
+        seen: set[str] = set()
+        for entry in entries:
+            uid = entry.get("uuid")
+            uid = uid if isinstance(uid, str) else None
+            if uid is not None:
+                if uid in seen:
+                    continue
+                seen.add(uid)
+            batch.append((uid, _dumps(entry), entry))
+        with self._transaction() as db:
+            if seen:
+                stored = self._stored_uids(db, k, seen)
+                if stored:
+                    batch = [row for row in batch if row[0] is None or row[0] not in stored]
+            if not batch:
+                return  # a replayed batch: nothing new, so no new mtime and no summary fold
+            row = db.execute("SELECT mtime, next_seq FROM meta WHERE store_key = ?", (k,)).fetchone()
+            prev_mtime, seq = (row[0], row[1]) if row else (0, 0)
+            now = self._next_mtime(prev_mtime)
+            db.executemany(
+                "INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?)",
+                [(k, seq + i, uid, payload) for i, (uid, payload, _) in enumerate(batch)],
+            )
+            db.execute(
+                "INSERT INTO meta (store_key, mtime, next_seq) VALUES (?, ?, ?) "
+                "ON CONFLICT(store_key) DO UPDATE SET mtime = excluded.mtime, next_seq = excluded.next_seq",
+                (k, now, seq + len(batch)),
+            )
+            if key.get("subpath") is None:
+                self._fold_summary(db, key, [entry for _, _, entry in batch], now)
+
+    @staticmethod
+    def _stored_uids(db: sqlite3.Connection, k: str, uids: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        pending = list(uids)
+        for start in range(0, len(pending), _PARAMS_PER_QUERY):
+            chunk = pending[start : start + _PARAMS_PER_QUERY]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in db.execute(f"SELECT uid FROM entries WHERE store_key = ? AND uid IN ({marks})", (k, *chunk)))
+        return found
+
+    @staticmethod
+    def _fold_summary(db: sqlite3.Connection, key: SessionKey, new: list[SessionStoreEntry], now: int) -> None:
+        # One fold per batch, inside the same transaction as the rows it describes: the read-fold-write is
+        # serialised by the write lock, so two processes appending to one session cannot lose an update.
+        row = db.execute(
+            "SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?", (key["project_key"], key["session_id"])
+        ).fetchone()
+        prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
+        folded = fold_session_summary(prev, key, new)
+        db.execute(
+            "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data",
+            (key["project_key"], key["session_id"], now, _dumps(folded["data"])),
+        )
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Every entry of ``key`` in append order, or ``None`` if nothing was ever stored under it."""
+        return await anyio.to_thread.run_sync(self.load_sync, key)
+
+    def load_sync(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """`load` without the worker thread, for synchronous callers (and benchmarks)."""
+        payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
+        if not payloads:
+            return None
+        # One parse of one JSON array is markedly faster than thousands of json.loads calls.
+        return cast("list[SessionStoreEntry]", json.loads("[" + ",".join(payloads) + "]"))
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        return await anyio.to_thread.run_sync(self._list_sessions, project_key)
+
+    def _list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        low, high = _prefix_range(project_key + "/")
+        rows = self._connection().execute("SELECT store_key, mtime FROM meta WHERE store_key >= ? AND store_key < ?", (low, high))
+        out: list[SessionStoreListEntry] = []
+        for k, mtime in rows:
+            rest = k[len(low) :]
+            if rest and "/" not in rest:  # main transcripts only
+                out.append({"session_id": rest, "mtime": mtime})
+        return out
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        return await anyio.to_thread.run_sync(self._list_session_summaries, project_key)
+
+    def _list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        rows = self._connection().execute("SELECT session_id, mtime, data FROM summaries WHERE project_key = ?", (project_key,))
+        return [{"session_id": sid, "mtime": mtime, "data": json.loads(data)} for sid, mtime, data in rows]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; deleting a main transcript also deletes its subagent transcripts and summary."""
+        await anyio.to_thread.run_sync(self._delete, key)
+
+    def _delete(self, key: SessionKey) -> None:
+        k = store_key(key)
+        with self._transaction() as db:
+            db.execute("DELETE FROM entries WHERE store_key = ?", (k,))
+            db.execute("DELETE FROM meta WHERE store_key = ?", (k,))
+            if key.get("subpath") is None:
+                low, high = _prefix_range(k + "/")
+                db.execute("DELETE FROM entries WHERE store_key >= ? AND store_key < ?", (low, high))
+                db.execute("DELETE FROM meta WHERE store_key >= ? AND store_key < ?", (low, high))
+                db.execute("DELETE FROM summaries WHERE project_key = ? AND session_id = ?", (key["project_key"], key["session_id"]))
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        return await anyio.to_thread.run_sync(self._list_subkeys, key)
+
+    def _list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        low, high = _prefix_range(store_key(key) + "/")
+        rows = self._connection().execute("SELECT store_key FROM meta WHERE store_key >= ? AND store_key < ? ORDER BY store_key", (low, high))
+        return [k[len(low) :] for (k,) in rows]
+
+    # --- flower's synchronous helpers ---------------------------------------------------------------
+
+    def projects(self) -> list[str]:
+        """Every project key with at least one stored transcript, sorted."""
+        rows = self._connection().execute("SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) FROM meta ORDER BY 1")
+        return [r[0] for r in rows if r[0]]
+
+    def has_session(self, project_key: str, session_id: str) -> bool:
+        """Whether the main transcript exists (reads ``meta`` only, never a payload)."""
+        k = store_key({"project_key": project_key, "session_id": session_id})
+        return self._connection().execute("SELECT 1 FROM meta WHERE store_key = ?", (k,)).fetchone() is not None
+
+    def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
+        """Context size of the latest model call: input + cache-read + cache-creation tokens, or 0.
+
+        Reads at most the last ``scan`` entries, newest first, and returns the first non-zero sum (synthetic
+        error entries report zero usage and are passed over).
+        """
+        k = store_key({"project_key": project_key, "session_id": session_id})
+        rows = self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?", (k, max(0, int(scan))))
+        for (payload,) in rows:
+            try:
+                entry = json.loads(payload)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            usage = message.get("usage") if isinstance(message, dict) else None
+            if not isinstance(usage, dict):
+                continue
+            total = sum(
+                v
+                for v in (usage.get("input_tokens"), usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+                if isinstance(v, int) and not isinstance(v, bool)
+            )
+            if total:
+                return total
+        return 0
