@@ -1,5 +1,40 @@
-"""flower-resilience."""
+"""flower-resilience: free network probes, honest error classification, resume-instead-of-restart.
+
+Importing this package does not import ``claude_agent_sdk`` (slow to import); the wrapper imports it when a
+run starts.
+"""
+
+from ._classify import ErrorKind, classify, http_status, retry_hint
+from ._policy import RESUME_PROMPT, Resilience, human_wait
+from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, wait_online
+from ._query import EventHandler, QueryFunction, ResilientQuery, is_synthetic, resilient_query
+from ._record import Attempt, AttemptRecord, EventKind, ResilienceError, ResilienceEvent
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "RESUME_PROMPT",
+    "Attempt",
+    "AttemptRecord",
+    "ErrorKind",
+    "EventHandler",
+    "EventKind",
+    "Notify",
+    "QueryFunction",
+    "Resilience",
+    "ResilienceError",
+    "ResilienceEvent",
+    "ResilientQuery",
+    "__version__",
+    "classify",
+    "endpoint",
+    "http_status",
+    "human_wait",
+    "is_synthetic",
+    "reachable",
+    "reachable_sync",
+    "resilient_query",
+    "retry_hint",
+    "wait_online",
+]

@@ -1,0 +1,488 @@
+"""`resilient_query`: a drop-in for ``claude_agent_sdk.query`` that resumes the same session after a failure.
+
+On a retryable failure — the SDK raising (``ResultError`` after an error result, ``ProcessError``,
+``CLIConnectionError``…) or a run ending in an error result with a synthetic "API Error" message — it
+classifies the error, waits for the endpoint to answer the (free) probe, backs off, and continues the session
+it already has with the resume prompt, which carries no error detail. Without a session id it starts over
+with the original prompt. Synthetic API-error messages never reach the caller (they would end up as
+assistant text); they become the attempt's error in the record. Only the final ResultMessage is yielded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._classify import ErrorKind, classify, http_status, retry_hint
+from ._cost import CostMark, mark_of, own_cost, transcript_mark
+from ._policy import Resilience, human_wait
+from ._probe import _wait_online, endpoint
+from ._record import Attempt, AttemptRecord, ResilienceError, ResilienceEvent
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, Message, RateLimitEvent, ResultMessage
+
+__all__ = ["EventHandler", "QueryFunction", "ResilientQuery", "is_synthetic", "resilient_query"]
+
+logger = logging.getLogger("flower_resilience")
+
+SYNTHETIC_MODEL = "<synthetic>"
+_MISSING_SESSION = "no conversation found with session id"
+_CLOSE_TIMEOUT_S = 30.0
+
+EventHandler = Callable[[ResilienceEvent], Any]  # sync, or async (returns an awaitable)
+QueryFunction = Callable[..., AsyncIterator[Any]]  # query(*, prompt, options) -> async iterator of messages
+
+
+def is_synthetic(message: object) -> bool:
+    """Is this an assistant message the harness made up (an API-error notice), not the model's words?
+
+    Matches ``model == "<synthetic>"``, and an ``AssistantMessage`` whose ``error`` is set and whose content
+    is only text (no tool call, no thinking): the notice, not real content.
+    """
+    import claude_agent_sdk as sdk
+
+    if not isinstance(message, sdk.AssistantMessage):
+        return False
+    if message.model == SYNTHETIC_MODEL:
+        return True
+    return message.error is not None and all(isinstance(b, sdk.TextBlock) for b in message.content)
+
+
+def _text_of(message: AssistantMessage) -> str:
+    import claude_agent_sdk as sdk
+
+    return "\n".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
+
+
+def _session_of(message: object) -> str | None:
+    sid = getattr(message, "session_id", None)
+    if not sid:
+        data = getattr(message, "data", None)
+        if isinstance(data, dict):
+            sid = data.get("session_id")
+    return sid if isinstance(sid, str) and sid else None
+
+
+def _short(text: str | None, limit: int = 300) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass
+class _Live:
+    """What one attempt has shown so far."""
+
+    number: int
+    resumed: bool
+    started: float
+    resumed_from: str | None  # the session this attempt was launched to continue (options.resume)
+    session_id: str | None = None
+    results: list[ResultMessage] = field(default_factory=list)
+    notices: list[AssistantMessage] = field(default_factory=list)  # synthetic API-error messages
+    flagged: list[AssistantMessage] = field(default_factory=list)  # real messages that carry an error code
+    rate_limits: list[RateLimitEvent] = field(default_factory=list)
+    exception: Exception | None = None
+    held: ResultMessage | None = None  # an error result, yielded only if it turns out to be the final one
+
+    @property
+    def last_result(self) -> ResultMessage | None:
+        return self.results[-1] if self.results else None
+
+    @property
+    def succeeded(self) -> bool:
+        last = self.last_result
+        return self.exception is None and last is not None and not last.is_error
+
+    @property
+    def api_errors(self) -> tuple[str, ...]:
+        return tuple(t for t in (_text_of(m) for m in self.notices) if t)
+
+    def signals(self) -> list[object]:
+        last = self.last_result
+        return [*self.notices, *self.flagged, *([last] if last is not None and last.is_error else []), self.exception]
+
+    def describe(self) -> str:
+        """The attempt's error in one string: the harness's notice, else the result, else the exception."""
+        if self.api_errors:
+            return self.api_errors[-1]
+        last = self.last_result
+        if last is not None and last.is_error:
+            text = last.result or "; ".join(last.errors or []) or f"error result ({last.subtype})"
+            return text
+        exc = self.exception
+        if exc is not None:
+            detail = getattr(exc, "result", None) or str(exc)
+            return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        return "the run ended without a result"
+
+
+class ResilientQuery:
+    """The async iterator `resilient_query` returns; ``record`` fills in as the run goes.
+
+    Close it when you stop early (``await q.aclose()``, or ``async with resilient_query(...) as q``): that
+    ends the harness subprocess. Closing is idempotent and safe after the end.
+    """
+
+    def __init__(
+        self,
+        *,
+        prompt: str | AsyncIterable[dict[str, Any]],
+        options: ClaudeAgentOptions | None,
+        policy: Resilience | bool | None,
+        on_event: EventHandler | None,
+        raise_on_failure: bool,
+        query_fn: QueryFunction | None,
+        probe_target: tuple[str, int] | None,
+    ) -> None:
+        if isinstance(policy, bool):
+            policy = Resilience(enabled=policy)
+        self.policy: Resilience = policy or Resilience()
+        self.record = AttemptRecord()
+        self._prompt = prompt
+        self._options = options
+        self._on_event = on_event
+        self._raise_on_failure = raise_on_failure
+        self._query_fn = query_fn
+        self._probe_target = probe_target
+        self._live: _Live | None = None
+        self._gen = self._run()
+
+    # --- the async iterator protocol ----------------------------------------------------------------
+
+    def __aiter__(self) -> ResilientQuery:
+        return self
+
+    async def __anext__(self) -> Message:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        await self._gen.aclose()
+
+    async def __aenter__(self) -> ResilientQuery:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # --- the loop --------------------------------------------------------------------------------------
+
+    async def _run(self) -> AsyncIterator[Message]:
+        import claude_agent_sdk as sdk
+
+        policy = self.policy
+        original = self._options or sdk.ClaudeAgentOptions()
+        query_fn = self._query_fn or _closable_sdk_query()
+        marks: dict[str, CostMark] = {}
+        dead_sessions: set[str] = set()
+        if original.resume:
+            # The caller continues an older session: its results will include what that session cost before.
+            mark = await transcript_mark(original, original.resume)
+            if mark is not None:
+                marks[original.resume] = mark
+
+        prompt, options, resumed = self._prompt, original, False
+        number = 0
+        try:
+            while True:
+                number += 1
+                live = self._live = _Live(number, resumed, policy.clock(), options.resume)
+                stream = query_fn(prompt=prompt, options=options)
+                try:
+                    while True:
+                        try:
+                            message = await stream.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        except Exception as exc:  # noqa: BLE001 - every SDK failure is this attempt's error
+                            live.exception = exc
+                            break
+                        if self._take(message, live, sdk):
+                            yield message
+                finally:
+                    await _close(stream)
+
+                attempt = self._conclude(live, marks)
+                if live.succeeded:
+                    self.record.finished = True
+                    return
+
+                error, kind = attempt.error or "", attempt.kind or "unknown"
+                await self._emit("attempt_failed", number, error=error, error_kind=kind,
+                                 session_id=live.session_id,
+                                 message=f"attempt {number} failed ({kind}): {_short(error)}")
+
+                lost_session = live.resumed and _MISSING_SESSION in error.lower()
+                if lost_session and live.resumed_from:
+                    dead_sessions.add(live.resumed_from)
+                resumable = next((s for s in reversed(self.record.session_ids) if s not in dead_sessions), None)
+                reason = None
+                if not policy.enabled:
+                    reason = "retries are off"
+                elif number >= policy.max_attempts:
+                    reason = f"max_attempts ({policy.max_attempts}) reached"
+                elif not lost_session and not policy.should_retry(kind):
+                    reason = f"{kind} error, not retried"
+                elif resumable is None and not isinstance(self._prompt, str):
+                    reason = "no session to resume and a streamed prompt cannot be replayed"
+                if reason is not None:
+                    final = await self._give_up(live, error, kind, reason)
+                    if final is not None:
+                        yield final  # the final ResultMessage, so "the result ends the stream" keeps holding
+                    if self._raise_on_failure:
+                        raise ResilienceError(self.record)
+                    return
+
+                offline_s, online = await self._wait_for_network(number, original)
+                if not online:
+                    host, port = self._target(original) or ("?", 0)
+                    error = (f"network not back within {human_wait(policy.max_offline_wait)} "
+                             f"({host}:{port} unreachable); last error: {error}")
+                    self._amend(offline_s=offline_s, wait_s=offline_s)
+                    final = await self._give_up(live, error, kind, "network not back")
+                    if final is not None:
+                        yield final
+                    if self._raise_on_failure:
+                        raise ResilienceError(self.record)
+                    return
+
+                hint = retry_hint(*live.rate_limits, *live.signals())
+                backoff_s = policy.backoff(number, hint)
+                await self._emit("backoff", number, error=error, error_kind=kind, wait_s=backoff_s,
+                                 session_id=live.session_id,
+                                 message=f"retrying in {human_wait(backoff_s)}"
+                                 + (" (as the server asked)" if hint is not None else ""))
+                await policy.sleep(backoff_s)
+                self._amend(offline_s=offline_s, backoff_s=backoff_s, wait_s=offline_s + backoff_s)
+
+                if resumable is not None:
+                    prompt, resumed = policy.resume_prompt, True
+                    options = _resume_options(original, resumable)
+                    await self._emit("resumed", number + 1, session_id=resumable,
+                                     message=f"resuming session {resumable} (attempt {number + 1} of {policy.max_attempts})")
+                else:
+                    prompt, options, resumed = self._prompt, original, False
+                    await self._emit("restarted", number + 1,
+                                     message=f"starting over with the original prompt (attempt {number + 1} of {policy.max_attempts})")
+        except BaseException:
+            # Closed early (GeneratorExit at a yield), cancelled, or an on_event that raised BaseException:
+            # the subprocess is already closed by the inner finally; the record says how far the run got.
+            self._abandon(marks)
+            raise
+
+    def _take(self, message: Any, live: _Live, sdk: Any) -> bool:
+        """Note what ``message`` says about the attempt; True if the caller should see it."""
+        sid = _session_of(message)
+        if sid:
+            live.session_id = sid
+            self.record.note_session(sid)
+        if isinstance(message, sdk.AssistantMessage):
+            if is_synthetic(message):
+                live.notices.append(message)
+                return False
+            if message.error is not None:
+                live.flagged.append(message)
+        elif isinstance(message, sdk.RateLimitEvent):
+            live.rate_limits.append(message)
+        elif isinstance(message, sdk.ResultMessage):
+            live.results.append(message)
+            if message.is_error:
+                live.held = message
+                return False
+            live.held = None
+        return True
+
+    def _conclude(self, live: _Live, marks: dict[str, CostMark], *, closed: bool = False) -> Attempt:
+        """Record the finished (or abandoned) attempt: its error, kind and what it cost."""
+        self._live = None
+        cost, reported = 0.0, None
+        last = live.last_result
+        if last is not None:
+            # A process's results carry running totals, so the last one holds the whole attempt.
+            baseline = marks.get(live.resumed_from) if live.resumed_from else None
+            cost = own_cost(last, baseline)
+            reported = last.total_cost_usd
+            mark = mark_of(last)
+            if mark is not None:
+                marks[last.session_id] = mark
+        failed = not live.succeeded and not closed
+        attempt = Attempt(
+            number=live.number,
+            error=live.describe() if failed else None,
+            kind=_kind(live) if failed else None,
+            wait_s=0.0,
+            resumed=live.resumed,
+            session_id=live.session_id,
+            cost_usd=round(cost, 6),
+            num_turns=sum(r.num_turns or 0 for r in live.results),
+            reported_cost_usd=reported,
+            status=http_status(*live.signals()) if failed else None,
+            api_errors=live.api_errors,
+            duration_s=round(max(0.0, self.policy.clock() - live.started), 3),
+            closed=closed,
+        )
+        self.record.attempts.append(attempt)
+        return attempt
+
+    def _amend(self, **changes: Any) -> None:
+        # The failed attempt is recorded before the wait (so a cancel mid-wait keeps it); the wait lands after.
+        self.record.attempts[-1] = dataclasses.replace(self.record.attempts[-1], **changes)
+
+    def _abandon(self, marks: dict[str, CostMark]) -> None:
+        live = self._live
+        if live is not None:
+            # A caller that breaks right after the success ResultMessage has a finished run, not a closed one.
+            succeeded = live.succeeded
+            self._conclude(live, marks, closed=not succeeded)
+            if succeeded:
+                self.record.finished = True
+                return
+        if not self.record.finished:
+            self.record.closed = True
+
+    async def _give_up(self, live: _Live, error: str, kind: ErrorKind, reason: str) -> ResultMessage | None:
+        """Close the record on a final failure; returns the held error result for the caller to see."""
+        self.record.error, self.record.kind, self.record.finished = error, kind, True
+        if error != self.record.attempts[-1].error:
+            self._amend(error=error)
+        tries = len(self.record.attempts)
+        await self._emit("gave_up", live.number, error=error, error_kind=kind, session_id=self.record.session_id,
+                         message=f"giving up after {tries} attempt{'s' if tries != 1 else ''} ({reason}): {_short(error)}")
+        return live.held
+
+    def _target(self, options: ClaudeAgentOptions) -> tuple[str, int] | None:
+        if self._probe_target is not None:
+            return self._probe_target
+        try:
+            return endpoint((options.env or {}).get("ANTHROPIC_BASE_URL") or None)
+        except ValueError:
+            return None  # a malformed base URL fails the harness itself; there is nothing to probe
+
+    async def _wait_for_network(self, number: int, options: ClaudeAgentOptions) -> tuple[float, bool]:
+        target = self._target(options)
+        if target is None:
+            return 0.0, True
+        started = self.policy.clock()
+
+        async def down(message: str) -> None:
+            await self._emit("offline", number, message=message)
+
+        async def up(message: str) -> None:
+            await self._emit("online", number, message=message)
+
+        online = await _wait_online(self.policy, target, down, up)
+        return round(max(0.0, self.policy.clock() - started), 3), online
+
+    async def _emit(self, kind: Any, attempt: int, **fields: Any) -> None:
+        if self._on_event is None:
+            return
+        event = ResilienceEvent(kind=kind, attempt=attempt, **fields)
+        try:
+            outcome = self._on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:  # noqa: BLE001 - a display callback must not end a long run
+            logger.exception("on_event raised for %s; continuing", kind)
+
+
+def _kind(live: _Live) -> ErrorKind:
+    return classify(*live.signals())
+
+
+def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgentOptions:
+    # A copy, never the caller's object. The other fields are cleared because they would change what the
+    # resume means: continue_conversation picks "the latest" session, session_id (a fixed id for a NEW
+    # session) is refused together with resume, and resume_session_at would roll back to the caller's
+    # branch point and throw away what the failed attempt did.
+    return dataclasses.replace(
+        options,
+        resume=session_id,
+        fork_session=False,
+        continue_conversation=False,
+        session_id=None,
+        resume_session_at=None,
+        resume_drops_turn=None,
+    )
+
+
+def _closable_sdk_query() -> QueryFunction:
+    """``claude_agent_sdk.query``, except that closing it early really ends the subprocess.
+
+    In claude-agent-sdk 0.2.189 ``query()`` is ``async for m in client.process_query(...): yield m`` with no
+    ``finally``: ``aclose()`` on it returns at once and leaves the inner generator — and the Claude Code
+    process, still running its tools and writing the transcript — to the garbage collector's finalizer.
+    Measured: after ``aclose()`` the process was still running; a caller that resumes the same session right
+    away (after a human interrupt) would have two processes on one session. Driving ``process_query``
+    ourselves and closing it explicitly ends the process before ``aclose()`` returns. If the SDK's internals
+    move, fall back to the public ``query``.
+    """
+    try:
+        from claude_agent_sdk._internal.client import InternalClient
+    except ImportError:  # pragma: no cover - a future SDK layout
+        import claude_agent_sdk
+
+        return claude_agent_sdk.query
+
+    async def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
+        inner = InternalClient().process_query(prompt=prompt, options=options)
+        try:
+            async for message in inner:
+                yield message
+        finally:
+            await inner.aclose()
+
+    return query
+
+
+async def _close(stream: Any) -> None:
+    """End the SDK's generator (and so its subprocess), even while being cancelled."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is None:
+        return
+    with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
+        try:
+            await aclose()
+        except Exception:  # noqa: BLE001 - the attempt's outcome is already known; a noisy close changes nothing
+            logger.debug("closing the SDK stream raised", exc_info=True)
+
+
+def resilient_query(
+    *,
+    prompt: str | AsyncIterable[dict[str, Any]],
+    options: ClaudeAgentOptions | None = None,
+    policy: Resilience | bool | None = None,
+    on_event: EventHandler | None = None,
+    raise_on_failure: bool = False,
+    query_fn: QueryFunction | None = None,
+    probe_target: tuple[str, int] | None = None,
+) -> ResilientQuery:
+    """``async for message in resilient_query(prompt=..., options=...)`` — `claude_agent_sdk.query`, resumed.
+
+    - ``policy``: a `Resilience` (default ``Resilience()``); ``True``/``False`` mean default/disabled.
+    - ``on_event``: called (sync or async) with a `ResilienceEvent` for each failure, outage, wait, resume.
+    - ``raise_on_failure``: after the final failure (and its ResultMessage, if any) raise `ResilienceError`
+      instead of ending quietly; either way ``.record`` holds every attempt and the final error, and
+      ``.record.raise_for_error()`` raises on demand.
+    - ``query_fn``: what to call instead of ``claude_agent_sdk.query`` (same keyword signature). The default
+      is the SDK's query machinery driven so that closing early ends the subprocess (the SDK's own
+      ``query()`` does not propagate ``aclose()``).
+    - ``probe_target``: ``(host, port)`` to probe while offline; default `endpoint()` of
+      ``options.env["ANTHROPIC_BASE_URL"]`` or the environment's.
+
+    The caller's ``options`` are never modified; a resume uses a copy with ``resume=<session id>``.
+    """
+    return ResilientQuery(
+        prompt=prompt,
+        options=options,
+        policy=policy,
+        on_event=on_event,
+        raise_on_failure=raise_on_failure,
+        query_fn=query_fn,
+        probe_target=probe_target,
+    )

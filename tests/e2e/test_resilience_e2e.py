@@ -1,0 +1,186 @@
+"""flower-resilience against the real Claude Code binary and the scripted Messages API.
+
+The server really goes away (it stops listening on its port) and really comes back; the harness really
+fails (CLAUDE_CODE_MAX_RETRIES=0 from the conftest, so it gives up at once and the retrying is ours); the
+wrapper really probes, waits, and resumes the session from the session store.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import AssistantMessage, InMemorySessionStore, ResultMessage, TextBlock
+
+from flower_resilience import RESUME_PROMPT, Resilience, ResilienceError, ResilienceEvent, resilient_query
+from harness import Outage, ScriptedServer, Text, bash, unauthorized
+from harness.agent import agent_options
+
+pytestmark = pytest.mark.e2e
+
+# Real time, small numbers: the run must still wait for the server, just not for minutes.
+FAST = Resilience(base_delay=0.2, max_delay=1.0, probe_interval=0.2, probe_timeout=1.0, max_offline_wait=60.0)
+
+
+def texts(messages: list[Any]) -> list[str]:
+    return [b.text for m in messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, TextBlock)]
+
+
+async def test_an_outage_mid_session_waits_then_resumes_the_same_session(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(
+        bash("echo one > one.txt"),
+        bash("echo two > two.txt"),
+        Outage(seconds=3.0),  # the third request: the server vanishes for 3 s
+        bash("echo three > three.txt"),
+        Text("All four steps done."),
+    )
+    store = InMemorySessionStore()
+    events: list[ResilienceEvent] = []
+    options = agent_options(workspace, session_store=store, session_store_flush="eager")
+    stream = resilient_query(prompt="Do the four steps.", options=options, policy=FAST, on_event=events.append)
+    started = time.monotonic()
+    messages = [m async for m in stream]
+    elapsed = time.monotonic() - started
+
+    record = stream.record
+    assert record.ok, record
+    assert record.resumed and len(record.attempts) == 2
+    failed, resumed = record.attempts
+    assert failed.kind == "transient" and failed.error and "API Error" in failed.error
+    assert failed.offline_s > 0.5, "the wrapper must have waited for the server, probing"
+    assert resumed.resumed and resumed.error is None
+    assert record.session_ids == [failed.session_id] == [resumed.session_id], "one session, continued"
+    assert options.resume is None
+
+    # The script finished, in the same workspace, on the same session.
+    assert [(workspace / f).read_text() for f in ("one.txt", "two.txt", "three.txt")] == ["one\n", "two\n", "three\n"]
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert len(results) == 1 and not results[0].is_error and results[0].result == "All four steps done."
+    assert messages[-1] is results[0]
+    assert not any("API Error" in t for t in texts(messages)), "the synthetic notice never reaches the caller"
+    assert not any(isinstance(m, AssistantMessage) and m.model == "<synthetic>" for m in messages)
+
+    # What the server saw: two turns, the request the outage cut, then the resumed session.
+    requests = claude_env.message_requests
+    cut = next(i for i, r in enumerate(requests) if r.status is None)
+    assert cut == 2 and len(requests) == 5
+    after = requests[cut + 1 :]
+    assert all("API Error" not in r.text for r in after), "no request after the outage carries the synthetic error"
+    assert RESUME_PROMPT in after[0].user_texts()
+    assert "echo one > one.txt" in after[0].text and "echo two > two.txt" in after[0].text, "history came back"
+    assert claude_env.unscripted == [] and claude_env.rejected == []
+
+    # Events: one failure, one line when down, one when back, a backoff, the resume.
+    assert [e.kind for e in events] == ["attempt_failed", "offline", "online", "backoff", "resumed"]
+    assert events[-1].session_id == record.session_id
+
+    # Cost: the binary's total after the resume is cumulative for the session (it restores the transcript's
+    # cost-state), so the record's total equals it and the resumed attempt's own share is smaller.
+    assert resumed.reported_cost_usd is not None and failed.reported_cost_usd is not None
+    assert resumed.cost_usd < resumed.reported_cost_usd
+    assert record.cost_usd == pytest.approx(results[0].total_cost_usd, abs=1e-6)
+    assert record.cost_usd == pytest.approx(failed.cost_usd + resumed.cost_usd, abs=1e-6)
+    assert record.num_turns == failed.num_turns + resumed.num_turns
+    assert elapsed < 60
+
+
+async def test_a_401_stops_at_once_without_waiting(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(unauthorized())
+    events: list[ResilienceEvent] = []
+    slow = Resilience(base_delay=30.0, probe_interval=30.0, max_offline_wait=600.0)  # any wait would show
+    stream = resilient_query(prompt="hello", options=agent_options(workspace), policy=slow, on_event=events.append)
+    started = time.monotonic()
+    messages = [m async for m in stream]
+    elapsed = time.monotonic() - started
+
+    record = stream.record
+    assert record.kind == "fatal" and not record.ok and len(record.attempts) == 1
+    assert record.attempts[0].status == 401 and record.error and "Invalid API key" in record.error
+    assert [e.kind for e in events] == ["attempt_failed", "gave_up"]
+    assert len(claude_env.message_requests) == 1
+    assert elapsed < 20, elapsed
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].is_error
+    assert not any(isinstance(m, AssistantMessage) for m in messages)
+    with pytest.raises(ResilienceError, match="Invalid API key"):
+        record.raise_for_error()
+
+
+async def test_an_outage_longer_than_max_offline_wait_ends_with_a_clear_error(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash("echo one > one.txt"), Outage(seconds=None))  # down until the test ends
+    events: list[ResilienceEvent] = []
+    policy = Resilience(base_delay=0.2, probe_interval=0.2, probe_timeout=1.0, max_offline_wait=1.5)
+    stream = resilient_query(prompt="Do it.", options=agent_options(workspace), policy=policy, on_event=events.append)
+    started = time.monotonic()
+    [m async for m in stream]
+    elapsed = time.monotonic() - started
+
+    record = stream.record
+    host, port = claude_env.host, claude_env.port
+    assert record.error is not None and record.error.startswith(f"network not back within 1.5 s ({host}:{port} unreachable)")
+    assert "last error: API Error" in record.error
+    assert [e.kind for e in events] == ["attempt_failed", "offline", "gave_up"]
+    assert len(record.attempts) == 1 and record.attempts[0].offline_s >= 1.4
+    assert elapsed < 30
+
+
+def _claude_descendants() -> list[int]:
+    """Live (non-zombie) processes below this one whose command line is the bundled claude binary."""
+    parent_of: dict[int, int] = {}
+    state_of: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        state_of[int(entry)], parent_of[int(entry)] = fields[0], int(fields[1])
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        current = frontier.pop()
+        for pid, ppid in parent_of.items():
+            if ppid == current:
+                frontier.append(pid)
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"_bundled/claude" in cmdline and state_of.get(pid) != "Z":
+                    found.append(pid)
+    return found
+
+
+async def test_breaking_out_early_leaves_no_subprocess(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash("sleep 20"), Text("never reached"))
+    stream = resilient_query(prompt="Take your time.", options=agent_options(workspace), policy=FAST)
+    async for message in stream:
+        if isinstance(message, AssistantMessage):  # the tool call: the binary is now running `sleep 20`
+            assert _claude_descendants(), "the harness should be running while we iterate"
+            break
+    await stream.aclose()
+    # Gone when aclose() returns, not "eventually": the caller may resume this session at once. (The SDK's
+    # own query() fails this: its aclose() returns immediately and leaves the process running.)
+    assert _claude_descendants() == []
+    assert stream.record.closed and stream.record.session_id
+    assert stream.record.attempts[0].closed and stream.record.error is None
+
+
+async def test_a_callers_resume_counts_only_what_this_call_cost(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash("echo one > one.txt"), Text("First part done."), Text("Second part done."))
+    store = InMemorySessionStore()
+    options = agent_options(workspace, session_store=store, session_store_flush="eager")
+    first = resilient_query(prompt="First part.", options=options, policy=FAST)
+    [m async for m in first]
+    assert first.record.ok and first.record.cost_usd > 0
+
+    second = resilient_query(prompt="Second part.", options=agent_options(workspace, session_store=store,
+                             session_store_flush="eager", resume=first.record.session_id), policy=FAST)
+    [m async for m in second]
+    assert second.record.ok and second.record.session_id == first.record.session_id
+    reported = second.record.attempts[0].reported_cost_usd
+    assert reported is not None and reported > first.record.cost_usd, "the binary reports the session's running total"
+    assert second.record.cost_usd == pytest.approx(reported - first.record.cost_usd, abs=1e-6)
