@@ -345,18 +345,19 @@ class Runtime:
 
     @staticmethod
     def _absorb(result: StepResult, record: Any) -> None:
-        """Fold one resilient_query's attempt record into the step's result (costs add up)."""
-        result.attempts += len(record.attempts)
+        """Fold one resilient_query's attempt record into the step's result (costs and turns add up).
+
+        An attempt the Runtime itself closed (a human interrupt) is not a failure and is not counted.
+        """
+        counted = [a for a in record.attempts if not a.closed]
+        result.attempts += len(counted)
         result.cost_usd = round(result.cost_usd + float(record.cost_usd or 0.0), 6)
         result.num_turns += int(record.num_turns or 0)
         result.resumed = result.resumed or bool(record.resumed)
         result.ok = bool(record.ok)
         result.error = record.error
-        for attempt in record.attempts:
-            entry = dataclasses.asdict(attempt) if dataclasses.is_dataclass(attempt) else dict(attempt)
-            result.attempt_log.append(entry)
-            if entry.get("error"):
-                result.errors.append(str(entry["error"]))
+        result.errors.extend(record.errors)
+        result.attempt_log.extend(dataclasses.asdict(a) for a in record.attempts)
         if record.session_id:
             result.session_id = record.session_id
 

@@ -75,8 +75,7 @@ def exit_code_for(result: StepResult) -> ExitCode:
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED
-    kinds = [str(a.get("reason") or "") for a in result.attempt_log]
-    if any(k == "offline" for k in kinds) or (result.error or "").startswith("network not back"):
+    if (result.error or "").startswith("network not back"):
         return ExitCode.OFFLINE
     import flower_resilience
 
