@@ -81,7 +81,3 @@ class Resilience:
 
     def should_retry(self, kind: ErrorKind) -> bool:
         return kind == "transient" or (kind == "unknown" and self.retry_unknown)
-
-    @property
-    def offline_wait_text(self) -> str:
-        return human_wait(self.max_offline_wait)

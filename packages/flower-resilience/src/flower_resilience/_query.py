@@ -281,7 +281,7 @@ class ResilientQuery:
         sid = _session_of(message)
         if sid:
             live.session_id = sid
-            self.record.note_session(sid)
+            self.record._note_session(sid)
         if isinstance(message, sdk.AssistantMessage):
             if is_synthetic(message):
                 live.notices.append(message)

@@ -120,7 +120,7 @@ class AttemptRecord:
         """Every failed attempt's error, in order (the original kept only the last)."""
         return [a.error for a in self.attempts if a.error]
 
-    def note_session(self, session_id: str | None) -> None:
+    def _note_session(self, session_id: str | None) -> None:
         if not session_id or (self.session_ids and self.session_ids[-1] == session_id):
             return
         if session_id in self.session_ids:  # an earlier session became current again: it moves last
