@@ -189,3 +189,58 @@ def test_json_mode_prints_one_event_per_line(claude_env: ScriptedServer, workspa
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["kind"] == "done" and events[-1]["text"] == "json answer"
     assert any(e["kind"] == "result" for e in events)
+
+
+def test_rejected_credential_exits_3_without_waiting(claude_env: ScriptedServer, workspace: Path) -> None:
+    from harness import unauthorized
+
+    claude_env.script(unauthorized())
+    done = flower("once", "hi", cwd=workspace, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(claude_env.message_requests) == 1, "a 401 is not retried"
+    [row] = manifest_rows(workspace / "runs")
+    assert row["ok"] is False and row["errors"]
+
+
+def test_sigterm_mid_step_records_the_step(claude_env: ScriptedServer, workspace: Path) -> None:
+    import signal
+
+    from harness import Hang
+
+    claude_env.script(Hang())
+    env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "once", "hang please"], cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        claude_env.wait_for(lambda s: len(s.message_requests) >= 1, timeout=120)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGTERM
+    [row] = manifest_rows(workspace / "runs")
+    assert row["error"] == "killed-by-signal" and row["ok"] is False and row["ended_at"] > 0
+
+
+def test_first_run_on_a_terminal_asks_for_credentials(scripted_api: ScriptedServer, isolated_home: Path, workspace: Path) -> None:
+    import pty
+    import select
+
+    scripted_api.script(Text("configured and answered"))
+    env = {**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", "ANTHROPIC_BASE_URL": scripted_api.url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "once", "hello"], cwd=workspace, env=env, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(terminal)
+    try:
+        for answer in ("sk-ant-typed-at-the-prompt", "", ""):
+            os.write(controller, (answer + "\n").encode())
+        out, err = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+        os.close(controller)
+    assert proc.returncode == 0, err
+    assert "configure flower" in err and out.strip() == "configured and answered"
+    user_env = isolated_home / ".config" / "flower" / ".env"
+    assert "ANTHROPIC_API_KEY=sk-ant-typed-at-the-prompt" in user_env.read_text()
+    assert scripted_api.message_requests[-1].headers["x-api-key"] == "sk-ant-typed-at-the-prompt"
+    del select

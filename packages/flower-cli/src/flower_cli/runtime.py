@@ -26,7 +26,7 @@ from .options import build_options
 from .result import StepResult
 from .spec import AgentSpec
 
-__all__ = ["CredentialsError", "Runtime"]
+__all__ = ["CredentialsError", "Runtime", "Terminated"]
 
 EventSink = Callable[[Event], Any]
 
@@ -38,6 +38,19 @@ INTERRUPT_NOTE = (
 
 class CredentialsError(RuntimeError):
     """No usable credential: the message says what is missing and how to fix it."""
+
+
+class Terminated(BaseException):
+    """SIGTERM/SIGHUP arrived: unwind (so the harness subprocess is closed too), then die of ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+    def die(self) -> None:
+        """End the process the way the signal would have (exit status 128+signum to the shell)."""
+        signal.signal(self.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), self.signum)
 
 
 def _new_run_id() -> str:
@@ -173,13 +186,17 @@ class Runtime:
             pass  # a dying process cannot do better; the stores already hold the transcript
 
     def install_signal_rescue(self) -> Callable[[], None]:
-        """On SIGTERM/SIGHUP: rescue, then die of the same signal. Returns a function that uninstalls."""
+        """On SIGTERM/SIGHUP: record the in-flight step, then raise `Terminated` to unwind.
+
+        Unwinding (rather than dying on the spot) lets the SDK close the Claude Code subprocess; the caller
+        catches `Terminated` and calls its ``die()``. Returns a function that uninstalls the handlers.
+        """
         previous: dict[int, Any] = {}
 
         def handler(signum: int, frame: FrameType | None) -> None:
             self.rescue()
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+            signal.signal(signum, signal.SIG_IGN)  # a second signal must not interrupt the unwinding
+            raise Terminated(signum)
 
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
@@ -322,7 +339,8 @@ class Runtime:
                 result.text = text
             result.ended_at = time.time()
             self._current = None
-            self.results.append(result)
+            if result not in self.results:  # rescue() may have recorded it already
+                self.results.append(result)
             self._write_manifest()
         return result
 

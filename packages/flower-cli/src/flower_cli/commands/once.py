@@ -38,7 +38,7 @@ def run_once(
 
     import anyio
 
-    from ..runtime import Runtime
+    from ..runtime import Runtime, Terminated
     from ..spec import AgentSpec
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
@@ -54,6 +54,11 @@ def run_once(
             )
         try:
             result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
+        except Terminated as stop:
+            restore()
+            runtime.close()
+            stop.die()
+            raise
         except KeyboardInterrupt:
             runtime.rescue(reason=Runtime.INTERRUPTED)
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step is recorded in {runtime.manifest_path}")

@@ -81,7 +81,7 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
 
     import anyio
 
-    from ..runtime import Runtime
+    from ..runtime import Runtime, Terminated
 
     runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
     restore = runtime.install_signal_rescue()
@@ -90,6 +90,11 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
             ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+        except Terminated as stop:
+            restore()
+            runtime.close()
+            stop.die()
+            raise
         except KeyboardInterrupt:
             runtime.rescue(reason=Runtime.INTERRUPTED)
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the steps so far are recorded in {runtime.manifest_path}")
