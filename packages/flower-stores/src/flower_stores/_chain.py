@@ -9,10 +9,10 @@ their content is never touched, but leaving the link dangling would lose the his
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ._entries import Entry, tool_result_blocks, tool_use_blocks
+from ._entries import Entry, blocks
 from ._policies import PrunePolicy
 
 __all__ = ["heal_orphans", "relink"]
@@ -27,6 +27,29 @@ HEAL_NAMESPACE = uuid.UUID("6f1d3c0e-5b1a-4f0e-9a53-2f8f6e3c1d47")
 _COPIED_FIELDS = ("sessionId", "cwd", "gitBranch", "version", "agentId", "isSidechain", "userType", "entrypoint", "slug")
 
 
+def relinked_parent(removed: Mapping[str, Any]) -> Callable[[str], str | None]:
+    """``survivor(uid)``: the nearest ancestor of ``uid`` not in ``removed`` (a map uuid -> its parentUuid).
+
+    A removed uuid whose parent is unknown (``None``) ends the walk at ``None``: a new root.
+    """
+    resolved: dict[str, str | None] = {}
+
+    def survivor(uid: str) -> str | None:
+        if uid in resolved:
+            return resolved[uid]
+        path: list[str] = []
+        current: Any = uid
+        while isinstance(current, str) and current in removed and current not in path:  # the guard stops cycles
+            path.append(current)
+            current = removed[current]
+        found = current if isinstance(current, str) and current not in removed else None
+        for step in path:  # memoise the whole walk: long runs of removals stay linear
+            resolved[step] = found
+        return found
+
+    return survivor
+
+
 def relink(entries: Sequence[Entry], drop: Collection[str]) -> list[dict[str, Any]]:
     """``entries`` without those whose uuid is in ``drop``, every link re-pointed to the nearest survivor.
 
@@ -36,48 +59,89 @@ def relink(entries: Sequence[Entry], drop: Collection[str]) -> list[dict[str, An
     dropped = set(drop)
     if not dropped:
         return list(entries)  # type: ignore[arg-type]
-    parent: dict[str, Any] = {}
-    for entry in entries:
-        uid = entry.get("uuid")
-        if isinstance(uid, str):
-            parent[uid] = entry.get("parentUuid")
-    resolved: dict[str, str | None] = {}
-
-    def survivor(uid: str) -> str | None:
-        if uid in resolved:
-            return resolved[uid]
-        path: list[str] = []
-        current: Any = uid
-        while isinstance(current, str) and current in dropped and current not in path:
-            path.append(current)
-            current = parent.get(current)
-        found = current if isinstance(current, str) and current not in dropped else None
-        for step in path:  # memoise the whole walk: long runs of removals stay linear
-            resolved[step] = found
-        return found
-
+    # A uuid in ``drop`` that is not in the list (a caller filtered first) has no known parent: links to it
+    # become None rather than dangle.
+    removed: dict[str, Any] = dict.fromkeys(dropped)
+    removed.update({e["uuid"]: e.get("parentUuid") for e in entries if e.get("uuid") in dropped})
+    survivor = relinked_parent(removed)
     out: list[dict[str, Any]] = []
     for entry in entries:
-        if entry.get("uuid") in dropped:
+        if entry.get("uuid") in removed:
             continue
-        changes = {name: survivor(entry[name]) for name in LINK_FIELDS if isinstance(entry.get(name), str) and entry[name] in dropped}
-        out.append({**entry, **changes} if changes else entry)  # type: ignore[arg-type]
+        changes = _links_into(entry, removed)
+        if changes:
+            out.append({**entry, **{name: survivor(target) for name, target in changes.items()}})
+        else:
+            out.append(entry)  # type: ignore[arg-type]
     return out
+
+
+def _links_into(entry: Entry, targets: Collection[str]) -> dict[str, str] | None:
+    """The link fields of ``entry`` that name one of ``targets`` (None, cheaply, when there are none)."""
+    found: dict[str, str] | None = None
+    for name in LINK_FIELDS:
+        value = entry.get(name)
+        if value is not None and value in targets:
+            if found is None:
+                found = {}
+            found[name] = value
+    return found
 
 
 def _message_id(entry: Entry) -> Any:
     message = entry.get("message")
-    return message.get("id") if isinstance(message, dict) else None
+    return message.get("id") if type(message) is dict else None
+
+
+def tail_of(entries: Sequence[Any], i: int, children_of: Callable[[str], Sequence[int]]) -> int:
+    """The last entry of the assistant message that ``entries[i]`` belongs to.
+
+    Claude Code stores one assistant message as several entries — one per content block, same
+    ``message.id``, each the child of the previous one. The answer to its calls goes after the last of them.
+    """
+    seen = {i}
+    mid = _message_id(entries[i])
+    while mid is not None:
+        uid = entries[i].get("uuid")
+        nxt = None
+        if isinstance(uid, str):
+            for c in children_of(uid):
+                if c not in seen and entries[c].get("type") == "assistant" and _message_id(entries[c]) == mid:
+                    nxt = c
+                    break
+        if nxt is None:
+            break
+        seen.add(nxt)
+        i = nxt
+    return i
+
+
+def heal_entry(assistant: Entry, tool_use_ids: Sequence[str], text: str) -> dict[str, Any]:
+    """The synthetic user entry answering ``tool_use_ids`` right after ``assistant`` (uuid derived from its uuid)."""
+    anchor = assistant.get("uuid")
+    seed = anchor if isinstance(anchor, str) else "|".join(tool_use_ids)
+    heal: dict[str, Any] = {"parentUuid": anchor if isinstance(anchor, str) else None}
+    heal.update({name: assistant[name] for name in _COPIED_FIELDS if name in assistant})
+    heal["type"] = "user"
+    heal["message"] = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": x, "content": text, "is_error": False} for x in tool_use_ids],
+    }
+    heal["uuid"] = str(uuid.uuid5(HEAL_NAMESPACE, seed))
+    if "timestamp" in assistant:
+        heal["timestamp"] = assistant["timestamp"]
+    if isinstance(anchor, str):
+        heal["sourceToolAssistantUUID"] = anchor
+    return heal
 
 
 def heal_orphans(entries: Sequence[Entry], text: str | None = None) -> list[dict[str, Any]]:
     """Give every ``tool_use`` that has no ``tool_result`` anywhere a synthetic one.
 
-    Claude Code stores one assistant message as several entries (one per content block, same ``message.id``,
-    chained). After the last entry of each message with unanswered calls, one synthetic user entry is inserted
-    carrying a result for each of them; **every** link that pointed at that entry now points at the inserted
-    one, so the answer sits between the call and whatever followed. The inserted uuid is derived from the
-    assistant entry's uuid, so the same input always gives the same output. The input is not modified.
+    After the last entry of each assistant message with unanswered calls, one synthetic user entry is
+    inserted carrying a result for each of them; **every** link that pointed at that entry now points at the
+    inserted one, so the answer sits between the call and whatever followed. The inserted uuid is derived from
+    the assistant entry's uuid, so the same input always gives the same output. The input is not modified.
     """
     return heal_orphans_counted(entries, text)[0]
 
@@ -85,74 +149,37 @@ def heal_orphans(entries: Sequence[Entry], text: str | None = None) -> list[dict
 def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> tuple[list[dict[str, Any]], int]:
     """`heal_orphans`, and how many tool_use blocks it answered."""
     note = text if text is not None else PrunePolicy().orphan_text
-    answered = {block.get("tool_use_id") for entry in entries for _, block in tool_result_blocks(entry)}
+    answered: set[Any] = set()
+    for entry in entries:
+        for block in blocks(entry):
+            if type(block) is dict and block.get("type") == "tool_result":
+                answered.add(block.get("tool_use_id"))
     orphans_at: dict[int, list[str]] = {}
     for i, entry in enumerate(entries):
         if entry.get("type") != "assistant":
             continue
-        ids = [b.get("id") for b in tool_use_blocks(entry) if isinstance(b.get("id"), str) and b.get("id") not in answered]
+        ids = [b.get("id") for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b.get("id") not in answered]
         if ids:
             orphans_at[i] = ids
     if not orphans_at:
-        return list(entries), 0  # type: ignore[return-value]
+        return list(entries), 0  # type: ignore[arg-type]
 
     children: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
-        p = entry.get("parentUuid")
-        if isinstance(p, str):
-            children.setdefault(p, []).append(i)
-
-    def tail_of(i: int) -> int:
-        """The last entry of the assistant message ``entries[i]`` starts (same message.id, chained)."""
-        seen = {i}
-        mid = _message_id(entries[i])
-        while mid is not None:
-            uid = entries[i].get("uuid")
-            nxt = next(
-                (c for c in children.get(uid, ()) if c not in seen and entries[c].get("type") == "assistant" and _message_id(entries[c]) == mid),
-                None,
-            ) if isinstance(uid, str) else None
-            if nxt is None:
-                break
-            seen.add(nxt)
-            i = nxt
-        return i
-
+        parent = entry.get("parentUuid")
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(i)
     heals: dict[int, list[str]] = {}  # tail index -> orphan ids of its whole message, in order
     for i, ids in orphans_at.items():
-        bucket = heals.setdefault(tail_of(i), [])
+        bucket = heals.setdefault(tail_of(entries, i, lambda uid: children.get(uid, ())), [])
         bucket.extend(x for x in ids if x not in bucket)
-
-    inserted: dict[int, dict[str, Any]] = {}
-    repoint: dict[str, str] = {}
-    for tail, ids in heals.items():
-        assistant = entries[tail]
-        anchor = assistant.get("uuid")
-        seed = anchor if isinstance(anchor, str) else "|".join(ids)
-        heal_uuid = str(uuid.uuid5(HEAL_NAMESPACE, seed))
-        heal: dict[str, Any] = {"parentUuid": anchor if isinstance(anchor, str) else None}
-        heal.update({name: assistant[name] for name in _COPIED_FIELDS if name in assistant})
-        heal.update(
-            {
-                "type": "user",
-                "message": {
-                    "role": "user",
-                    "content": [{"type": "tool_result", "tool_use_id": x, "content": note, "is_error": False} for x in ids],
-                },
-                "uuid": heal_uuid,
-            }
-        )
-        if "timestamp" in assistant:
-            heal["timestamp"] = assistant["timestamp"]
-        if isinstance(anchor, str):
-            heal["sourceToolAssistantUUID"] = anchor
-            repoint[anchor] = heal_uuid
-        inserted[tail] = heal
+    inserted = {tail: heal_entry(entries[tail], ids, note) for tail, ids in heals.items()}
+    repoint = {entries[tail]["uuid"]: heal["uuid"] for tail, heal in inserted.items() if isinstance(entries[tail].get("uuid"), str)}
 
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):
-        changes = {name: repoint[entry[name]] for name in LINK_FIELDS if isinstance(entry.get(name), str) and entry[name] in repoint}
-        out.append({**entry, **changes} if changes else entry)  # type: ignore[arg-type]
+        changes = _links_into(entry, repoint)
+        out.append({**entry, **{name: repoint[target] for name, target in changes.items()}} if changes else entry)  # type: ignore[arg-type]
         if i in inserted:
             out.append(inserted[i])
     return out, sum(len(ids) for ids in heals.values())

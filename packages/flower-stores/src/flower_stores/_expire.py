@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._entries import Entry, block_text, is_protected, replace_blocks, tool_result_blocks, tool_use_blocks
+from ._entries import Entry, block_text, replace_blocks
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy
 from ._report import LoadReport
@@ -24,24 +24,33 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
     policy = policy or EphemeralPolicy()
     if not policy.enabled:
         return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
+    # One pass: calls live in assistant entries and come before their results, which live in user entries.
     commands: dict[Any, str] = {}
-    for entry in entries:
-        for block in tool_use_blocks(entry):
-            if is_ephemeral_call(block.get("name"), block.get("input")):  # type: ignore[arg-type]
-                commands[block.get("id")] = block["input"]["command"]
-    if not commands:
-        return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
-
     sites: list[tuple[int, int, str]] = []
+    max_chars = policy.max_chars
     for i, entry in enumerate(entries):
-        if is_protected(entry):
+        kind = entry.get("type")
+        if kind != "assistant" and (kind != "user" or not commands):
             continue
-        for j, block in tool_result_blocks(entry):
+        message = entry.get("message")
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            continue
+        if kind == "assistant":
+            for block in content:
+                if type(block) is dict and block.get("type") == "tool_use" and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
+                    commands[block.get("id")] = block["input"]["command"]
+            continue
+        if entry.get("isCompactSummary") or entry.get("isMeta"):
+            continue
+        for j, block in enumerate(content):
+            if type(block) is not dict or block.get("type") != "tool_result":
+                continue
             command = commands.get(block.get("tool_use_id"))
             if command is None:
                 continue
             text = block_text(block)
-            if text is not None and len(text) <= policy.max_chars:
+            if text is not None and len(text) <= max_chars:
                 sites.append((i, j, command))
     keep = max(policy.keep_recent, 0)
     targets = sites[: len(sites) - keep] if keep else sites

@@ -9,7 +9,7 @@ __all__ = ["EphemeralPolicy", "PrunePolicy", "TrimPolicy"]
 
 def _first_line(command: str, limit: int = 60) -> str:
     line = command.strip().splitlines()[0] if command.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 @dataclass(frozen=True, slots=True)

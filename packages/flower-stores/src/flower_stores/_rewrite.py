@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from os import PathLike
 
+from ._engine import rewrite_once
 from ._entries import Entry
-from ._expire import expire
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._prune import prune
-from ._report import LoadReport
 from ._rewritten import Rewritten
-from ._trim import trim
 
 __all__ = ["rewrite"]
 
@@ -28,18 +25,9 @@ def rewrite(
     """Apply the layers an app chose (a ``None`` policy skips its step) to one transcript.
 
     This is exactly what `PruningSessionStore.load` does after the backend's load, for apps that keep their
-    own store. Expiry runs before trimming, so a short stale glance is expired rather than spilled; pruning
-    runs last because it needs the final blocks to keep every call answered.
+    own store. The result equals ``prune(trim(expire(entries)))`` (skipping the steps without a policy):
+    expiry runs before trimming, so a short stale glance is expired rather than spilled, and pruning runs
+    last because it needs the final blocks to keep every call answered. It is computed in one scan of the
+    transcript rather than one walk per step (see ``_engine``), which is what keeps a layered load cheap.
     """
-    report = LoadReport()
-    current: list = list(entries)
-    if ephemeral is not None and ephemeral.enabled:
-        current, step = expire(current, ephemeral)
-        report += step
-    if trim_policy is not None and trim_policy.enabled:
-        current, step = trim(current, trim_policy, workspace, write_spill=write_spill)
-        report += step
-    if prune_policy is not None:
-        current, step = prune(current, prune_policy)
-        report += step
-    return Rewritten(current, report)
+    return rewrite_once(entries, workspace, ephemeral, trim_policy, prune_policy, write_spill)

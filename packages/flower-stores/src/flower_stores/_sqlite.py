@@ -277,8 +277,10 @@ class SqliteSessionStore:
         payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
         if not payloads:
             return None
-        # One parse of one JSON array is markedly faster than thousands of json.loads calls.
-        return cast("list[SessionStoreEntry]", json.loads("[" + ",".join(payloads) + "]"))
+        # Row by row, not one json.loads of a joined array: a single 20 MB parse is one C call that holds the
+        # GIL throughout, and would freeze the event loop this load runs beside for its whole duration.
+        loads = json.loads
+        return [loads(p) for p in payloads]
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         return await anyio.to_thread.run_sync(self._list_sessions, project_key)

@@ -10,7 +10,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._entries import Entry, block_text, is_protected, replace_blocks, tool_result_blocks
+from ._entries import Entry, block_text, blocks, replace_blocks
 from ._policies import TrimPolicy
 from ._report import LoadReport
 from ._rewritten import Rewritten
@@ -69,13 +69,15 @@ def trim(
         return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
     root = Path(workspace).expanduser().resolve()
     sites: list[tuple[int, int, str]] = []
+    min_chars = policy.min_chars
     for i, entry in enumerate(entries):
-        if is_protected(entry):
-            continue
-        for j, block in tool_result_blocks(entry):
-            text = block_text(block)
-            if text is not None and len(text) >= policy.min_chars:
-                sites.append((i, j, text))
+        if entry.get("type") != "user" or entry.get("isCompactSummary") or entry.get("isMeta"):
+            continue  # tool results live in user entries
+        for j, block in enumerate(blocks(entry)):
+            if type(block) is dict and block.get("type") == "tool_result":
+                text = block_text(block)
+                if text is not None and len(text) >= min_chars:
+                    sites.append((i, j, text))
     keep = max(policy.keep_recent, 0)
     targets = sites[: len(sites) - keep] if keep else sites
     out: list[Any] = list(entries)

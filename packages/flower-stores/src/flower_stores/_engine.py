@@ -1,0 +1,299 @@
+"""The whole rewrite in one scan: what `rewrite` (and so every layered ``load``) runs.
+
+`expire`, `trim` and `prune` are the readable definitions; run one after another they walk a transcript
+five or six times. On a freshly loaded 20 MB session every entry is a cache miss, so each walk costs about as
+much as all the real work — three of them would already make a layered load twice a raw one. This module
+reads every entry once, decides everything from that scan, and then touches only the entries that change.
+
+Its output equals ``prune(trim(expire(entries)))`` exactly (entries and report); a property test holds it
+to that on generated transcripts, so the reference functions stay the specification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ._chain import LINK_FIELDS, heal_entry, relinked_parent, tail_of
+from ._entries import Entry, block_text
+from ._ephemeral import is_ephemeral_call
+from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
+from ._prune import is_api_error
+from ._report import LoadReport
+from ._rewritten import Rewritten
+from ._trim import _shown, _write_once, spill_path
+
+__all__ = ["rewrite_once"]
+
+
+def _interrupted(entry: Entry, block: dict[str, Any], content: Any) -> bool:
+    """`is_interrupted`, judged on the block's content as it stands after expiry and trimming."""
+    if entry.get("toolDenialKind") == "user-rejected" and "permissionDecision" not in entry:
+        return True
+    return bool(block.get("is_error")) and type(content) is str and "[Request interrupted" in content
+
+
+def rewrite_once(
+    entries: Sequence[Entry],
+    workspace: str | PathLike[str],
+    ephemeral: EphemeralPolicy | None,
+    trim_policy: TrimPolicy | None,
+    prune_policy: PrunePolicy | None,
+    write_spill: bool = True,
+) -> Rewritten:
+    do_expire = ephemeral is not None and ephemeral.enabled
+    do_trim = trim_policy is not None and trim_policy.enabled
+    do_prune = prune_policy is not None
+    if not (do_expire or do_trim or do_prune):
+        return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
+
+    # --- the scan ----------------------------------------------------------------------------------------
+    commands: dict[Any, str] = {}  # ephemeral Bash calls seen so far: tool_use id -> command
+    sites: list[tuple[int, int, dict[str, Any], str | None]] = []  # results in unprotected user entries
+    children: dict[str, list[int]] = {}  # parentUuid -> indices
+    other_links: list[int] = []  # entries with a leafUuid or logicalParentUuid
+    calls_at: dict[int, list[str]] = {}
+    answered: set[Any] = set()
+    in_protected: set[Any] = set()
+    holders: dict[Any, list[int]] = {}  # tool id -> unprotected entries holding its tool_use or tool_result
+    denial_at: list[int] = []
+    api_error_at: list[int] = []
+    error_results: list[tuple[int, int]] = []  # (entry, block) of is_error results: interrupt candidates
+    rejected_at: list[int] = []  # "user-rejected" entries without a permissionDecision: interrupts
+    kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
+    for i, entry in enumerate(entries):
+        parent = entry.get("parentUuid")
+        if parent is not None:
+            children.setdefault(parent, []).append(i)
+        if "leafUuid" in entry or "logicalParentUuid" in entry:
+            other_links.append(i)
+        etype = entry.get("type")
+        message = entry.get("message")
+        content = message.get("content") if type(message) is dict else None
+        protected = bool(entry.get("isCompactSummary") or entry.get("isMeta"))
+        has_call = False
+        if type(content) is list:
+            for j, block in enumerate(content):
+                if type(block) is not dict:
+                    continue
+                kind = block.get("type")
+                if kind == "tool_result":
+                    tool_use_id = block.get("tool_use_id")
+                    answered.add(tool_use_id)
+                    if protected:
+                        in_protected.add(tool_use_id)
+                        continue
+                    holders.setdefault(tool_use_id, []).append(i)
+                    if etype == "user":
+                        sites.append((i, j, block, commands.get(tool_use_id)))
+                        if block.get("is_error"):
+                            error_results.append((i, j))
+                elif kind == "tool_use":
+                    has_call = True
+                    tool_id = block.get("id")
+                    if protected:
+                        in_protected.add(tool_id)
+                    else:
+                        holders.setdefault(tool_id, []).append(i)
+                    if etype == "assistant":
+                        if isinstance(tool_id, str):
+                            calls_at.setdefault(i, []).append(tool_id)
+                        if do_expire and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
+                            commands[tool_id] = block["input"]["command"]
+        if protected or not do_prune:
+            continue
+        denial_kind = entry.get("toolDenialKind")
+        if denial_kind is not None:
+            if denial_kind in kinds and type(content) is list:
+                denial_at.append(i)
+            if denial_kind == "user-rejected" and "permissionDecision" not in entry and etype == "user":
+                rejected_at.append(i)
+        if not has_call and is_api_error(entry):
+            api_error_at.append(i)
+
+    new_content: dict[tuple[int, int], str] = {}  # block content replaced by expiry or trimming
+    report = LoadReport()
+
+    # --- expire --------------------------------------------------------------------------------------------
+    if do_expire:
+        assert ephemeral is not None
+        glances = [(i, j, cmd) for i, j, block, cmd in sites if cmd is not None and (text := block_text(block)) is not None and len(text) <= ephemeral.max_chars]
+        keep = max(ephemeral.keep_recent, 0)
+        targets = glances[: len(glances) - keep] if keep else glances
+        for n, (i, j, cmd) in enumerate(targets):
+            new_content[(i, j)] = ephemeral.placeholder(cmd, len(glances) - n)
+        report += LoadReport(expired=len(targets))
+
+    # --- trim --------------------------------------------------------------------------------------------
+    if do_trim:
+        assert trim_policy is not None
+        root = Path(workspace).expanduser().resolve()
+        large: list[tuple[int, int, str]] = []
+        for i, j, block, _ in sites:
+            text = new_content.get((i, j)) if (i, j) in new_content else block_text(block)
+            if text is not None and len(text) >= trim_policy.min_chars:
+                large.append((i, j, text))
+        keep = max(trim_policy.keep_recent, 0)
+        targets_t = large[: len(large) - keep] if keep else large
+        trimmed = saved = 0
+        for i, j, text in targets_t:
+            path = spill_path(text, trim_policy, root)
+            if write_spill and not _write_once(path, text):
+                continue
+            pointer = trim_policy.placeholder(_shown(path, root), len(text))
+            new_content[(i, j)] = pointer
+            trimmed += 1
+            saved += max(len(text) - len(pointer), 0)
+        report += LoadReport(trimmed=trimmed, kept=len(large) - len(targets_t), chars_saved=saved)
+
+    # --- prune: decide ------------------------------------------------------------------------------------
+    removed: dict[int, bool] = {}  # index -> gone (True: had a uuid, so relinking walks through it)
+    drop: dict[str, Any] = {}  # uuid -> parentUuid of removed entries
+    dead: set[str] = set()
+    neutral: set[tuple[int, int]] = set()  # result blocks of interrupted calls
+    blocks_out: dict[int, list[Any]] = {}  # entries that lose the blocks of dropped denials
+    lost_result: set[int] = set()
+    heals: dict[int, list[str]] = {}
+    if do_prune:
+        assert prune_policy is not None
+        denied: list[str] = []
+        for i in denial_at:
+            content = entries[i]["message"]["content"]
+            j, first = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), (None, None))
+            if first is None or _interrupted(entries[i], first, new_content.get((i, j), first.get("content"))):  # type: ignore[arg-type]
+                continue
+            tool_use_id = first.get("tool_use_id")
+            if isinstance(tool_use_id, str) and tool_use_id not in denied:
+                denied.append(tool_use_id)
+        keep = max(prune_policy.keep_denials, 0)
+        candidates = denied[: len(denied) - keep] if keep else denied
+        dead = {x for x in candidates if x not in in_protected}
+
+        api_errors = 0
+        if prune_policy.drop_api_errors:
+            for i in api_error_at:
+                removed[i] = isinstance(entries[i].get("uuid"), str)
+                api_errors += 1
+        touched = sorted({i for d in dead for i in holders.get(d, ()) if i not in removed})
+        for i in touched:
+            content = entries[i]["message"]["content"]
+            kept = []
+            for j, block in enumerate(content):
+                if type(block) is dict and ((block.get("type") == "tool_use" and block.get("id") in dead) or (block.get("type") == "tool_result" and block.get("tool_use_id") in dead)):
+                    if block.get("type") == "tool_result":
+                        lost_result.add(i)
+                    continue
+                kept.append(j)
+            if kept:
+                blocks_out[i] = kept  # type: ignore[assignment]
+            else:
+                removed[i] = isinstance(entries[i].get("uuid"), str)
+        for i, has_uuid in removed.items():
+            if has_uuid:
+                drop[entries[i]["uuid"]] = entries[i].get("parentUuid")
+
+        if prune_policy.neutralize_interrupts:
+            rejected = set(rejected_at)
+            for i, j in error_results:
+                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get((i, j), entries[i]["message"]["content"][j].get("content")))):
+                    neutral.add((i, j))
+            for i in rejected:  # the modern marker holds for results not flagged is_error too
+                if i in removed:
+                    continue
+                for j, block in enumerate(entries[i]["message"]["content"]):
+                    if type(block) is dict and block.get("type") == "tool_result":
+                        neutral.add((i, j))
+            neutral = {(i, j) for i, j in neutral if i not in blocks_out or j in blocks_out[i]}  # type: ignore[operator]
+
+        survivor = relinked_parent(drop)
+        if prune_policy.heal_orphans:
+            orphans_at: dict[int, list[str]] = {}
+            for i, ids in calls_at.items():
+                if i in removed:
+                    continue
+                missing = [x for x in ids if x not in answered and x not in dead]
+                if missing:
+                    orphans_at[i] = missing
+            if orphans_at:
+                relinked: dict[str, list[int]] = {}
+
+                def kids(uid: str) -> list[int]:
+                    if uid not in relinked:
+                        found: list[int] = []
+                        for c in children.get(uid, ()):
+                            if c in removed:
+                                cu = entries[c].get("uuid")
+                                if removed[c] and isinstance(cu, str) and survivor(cu) == uid:
+                                    found.extend(kids(cu))
+                            else:
+                                found.append(c)
+                        relinked[uid] = sorted(found)
+                    return relinked[uid]
+
+                for i, ids in orphans_at.items():
+                    bucket = heals.setdefault(tail_of(entries, i, kids), [])
+                    bucket.extend(x for x in ids if x not in bucket)
+        report += LoadReport(
+            denials_dropped=len(dead),
+            api_errors_dropped=api_errors,
+            interrupts_neutralized=len(neutral),
+            orphans_healed=sum(len(ids) for ids in heals.values()),
+            pruned=len(removed),
+        )
+    else:
+        survivor = relinked_parent(drop)
+
+    inserted = {tail: heal_entry(entries[tail], ids, prune_policy.orphan_text) for tail, ids in heals.items()} if prune_policy else {}
+    heal_of = {entries[t]["uuid"]: h["uuid"] for t, h in inserted.items() if isinstance(entries[t].get("uuid"), str)}
+
+    # --- build: only entries that change are copied ----------------------------------------------------------
+    relink_at: set[int] = set(other_links)
+    for uid in (*drop, *heal_of):
+        relink_at.update(children.get(uid, ()))
+    changed: dict[int, list[tuple[int, str | None]]] = {}
+    for i, j in new_content:
+        changed.setdefault(i, []).append((j, new_content[(i, j)]))
+    for i, j in neutral:
+        changed.setdefault(i, [])
+    for i in blocks_out:
+        changed.setdefault(i, [])
+
+    out: list[Any] = []
+    interrupt_text = prune_policy.interrupt_text if prune_policy is not None else ""
+    for i, entry in enumerate(entries):
+        if i in removed:
+            continue
+        current: Any = entry
+        if i in changed:
+            content = list(entry["message"]["content"])
+            for j, text in changed[i]:
+                content[j] = {**content[j], "content": text}
+            for j in range(len(content)):
+                if (i, j) in neutral:
+                    content[j] = {**content[j], "content": interrupt_text, "is_error": False}
+            if i in blocks_out:
+                content = [content[j] for j in blocks_out[i]]  # type: ignore[union-attr]
+            current = {**entry, "message": {**entry["message"], "content": content}}
+            if i in lost_result:
+                current.pop("toolUseResult", None)
+        if i in relink_at:
+            changes: dict[str, Any] | None = None
+            for name in LINK_FIELDS:
+                value = current.get(name)
+                if value is None:
+                    continue
+                target = survivor(value) if value in drop else value
+                if target in heal_of:
+                    target = heal_of[target]
+                if target != value:
+                    if changes is None:
+                        changes = {}
+                    changes[name] = target
+            if changes:
+                current = {**current, **changes}
+        out.append(current)
+        if i in inserted:
+            out.append(inserted[i])
+    return Rewritten(out, report)
