@@ -1,0 +1,99 @@
+"""rewrite (one scan, what every layered load runs) equals the reference steps composed: prune(trim(expire(x)))."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stores._transcripts import Transcript
+from stores.test_chain import STEPS, _build
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _reference(entries: list[dict[str, Any]], workspace: Path, ephemeral: Any, trim_policy: Any, prune_policy: Any) -> tuple[list[Any], LoadReport]:
+    report = LoadReport()
+    current = list(entries)
+    if ephemeral is not None and ephemeral.enabled:
+        current, step = expire(current, ephemeral)
+        report += step
+    if trim_policy is not None and trim_policy.enabled:
+        current, step = trim(current, trim_policy, workspace)
+        report += step
+    if prune_policy is not None:
+        current, step = prune(current, prune_policy)
+        report += step
+    return current, report
+
+
+def _extra(t: Transcript, extras: list[str]) -> None:
+    """Shapes the base builder lacks: legacy interrupts, a glance of exactly max_chars, split calls with a denial."""
+    for n, kind in enumerate(extras):
+        if kind == "legacy_interrupt":
+            tid = t.call("Bash", {"command": "git status"})
+            t.result(tid, "[Request interrupted by user for tool use]", is_error=True)
+        elif kind == "edge_glance":
+            t.bash("ls -R", "x" * 2000)
+        elif kind == "denied_in_split":
+            t.assistant({"type": "text", "text": "trying"}, {"type": "tool_use", "id": f"d{n}", "name": "Bash", "input": {"command": "rm q"}})
+            t.result(f"d{n}", "denied", is_error=True, toolDenialKind="permission-rule", permissionDecision={"decision": "reject"})
+        elif kind == "image":
+            tid = t.call("Read", {"file_path": "/ws/p.png"})
+            t.result(tid, [{"type": "text", "text": "y" * 3000}, {"type": "image", "source": {"type": "base64", "data": "AA"}}])
+        elif kind == "boundary":
+            t.add({"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "parentUuid": None, "logicalParentUuid": t.leaf}, chain=False)
+
+
+policies = st.fixed_dictionaries(
+    {
+        "ephemeral": st.one_of(st.none(), st.builds(EphemeralPolicy, enabled=st.booleans(), keep_recent=st.integers(0, 4), max_chars=st.sampled_from([50, 2000]))),
+        "trim_policy": st.one_of(st.none(), st.builds(TrimPolicy, enabled=st.booleans(), keep_recent=st.integers(0, 3), min_chars=st.sampled_from([40, 1000, 2000]))),
+        "prune_policy": st.one_of(
+            st.none(),
+            st.builds(
+                PrunePolicy,
+                drop_api_errors=st.booleans(),
+                neutralize_interrupts=st.booleans(),
+                heal_orphans=st.booleans(),
+                keep_denials=st.integers(0, 3),
+            ),
+        ),
+    }
+)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    steps=st.lists(st.sampled_from(STEPS), max_size=25),
+    extras=st.lists(st.sampled_from(["legacy_interrupt", "edge_glance", "denied_in_split", "image", "boundary"]), max_size=4),
+    chosen=policies,
+)
+def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str], chosen: dict[str, Any], tmp_path: Path) -> None:
+    t = _build(steps)
+    _extra(t, extras)
+    _build(steps[:3], t)  # more after the extras, so they are not always the newest
+    before = copy.deepcopy(t.entries)
+    expected, expected_report = _reference(copy.deepcopy(t.entries), tmp_path, **chosen)
+    got, report = rewrite(t.entries, tmp_path, **chosen)
+    assert got == expected
+    assert report == expected_report
+    assert t.entries == before
+
+
+def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("flower_bench_stores", ROOT / "benchmarks" / "stores.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    session = bench.synthetic_session(3000, seed=3)
+    chosen = {"ephemeral": EphemeralPolicy(), "trim_policy": TrimPolicy(), "prune_policy": PrunePolicy()}
+    expected, expected_report = _reference(session, tmp_path, **chosen)
+    got, report = rewrite(session, tmp_path, **chosen)
+    assert got == expected and report == expected_report
+    assert report.trimmed and report.expired and report.denials_dropped and report.api_errors_dropped and report.orphans_healed
