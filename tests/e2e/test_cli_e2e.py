@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Outage, ScriptedServer, Text, bash
+from harness import Outage, ScriptedServer, Text, bash, result_text
 
 pytestmark = pytest.mark.e2e
 
@@ -244,3 +244,22 @@ def test_first_run_on_a_terminal_asks_for_credentials(scripted_api: ScriptedServ
     assert "ANTHROPIC_API_KEY=sk-ant-typed-at-the-prompt" in user_env.read_text()
     assert scripted_api.message_requests[-1].headers["x-api-key"] == "sk-ant-typed-at-the-prompt"
     del select
+
+
+def test_once_with_a_workbench_spills_big_output_and_shows_the_block(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(
+        bash("python3 -c \"[print(f'line {i:05d} ' + 'z'*60) for i in range(700)]\""),
+        Text("Spilled and done."),
+    )
+    done = flower("-W", "once", "-t", "Bash,Read", "make a lot of output", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Spilled and done.\n"
+    first, follow_up = claude_env.message_requests[:2]
+    assert first.first_user_text.startswith("# Workbench runs/workbench/")
+    assert first.first_user_text.endswith("make a lot of output")
+    pointer = result_text(follow_up.tool_results()[-1])
+    assert pointer.startswith("[output of 50400 characters saved to runs/workbench/spill/")
+    spill = workspace / "runs" / "workbench" / "spill"
+    [spilled] = list(spill.iterdir())
+    assert spilled.stat().st_size == 50400
+    assert (workspace / "runs" / "workbench" / "INDEX.md").is_file()

@@ -17,10 +17,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What each package must be able to do right after `pip install packages/<dist>` and nothing else.
 SMOKE: dict[str, str] = {
-    "flower-env": "import flower_env; assert flower_env.__all__",
-    "flower-stores": "import flower_stores; assert flower_stores.__all__",
-    "flower-resilience": "import flower_resilience; assert flower_resilience.__all__",
-    "flower-workbench": "import flower_workbench; assert flower_workbench.__all__",
+    "flower-env": (
+        "import os, pathlib, tempfile, flower_env as e; d = pathlib.Path(tempfile.mkdtemp()); p = d / '.env';"
+        "e.write_user_env({'ANTHROPIC_API_KEY': 'sk-test'}, path=p); assert oct(p.stat().st_mode)[-3:] == '600';"
+        "os.environ.pop('ANTHROPIC_API_KEY', None); e.load_dotenv(p); assert os.environ['ANTHROPIC_API_KEY'] == 'sk-test'"
+    ),
+    "flower-stores": (
+        "import anyio, tempfile, pathlib, flower_stores as s;"
+        "db = pathlib.Path(tempfile.mkdtemp()) / 'sessions.db'; st = s.SqliteSessionStore(db); k = {'project_key': 'p', 'session_id': 'x'};"
+        "anyio.run(st.append, k, [{'type': 'user', 'uuid': 'u1'}]); assert anyio.run(st.load, k)[0]['uuid'] == 'u1';"
+        "assert s.is_ephemeral('git status') and not s.is_ephemeral('rm -rf x')"
+    ),
+    "flower-resilience": "import flower_resilience as r; assert r.classify('invalid x-api-key') == 'fatal'",
+    "flower-workbench": (
+        "import tempfile, flower_workbench as w; wb = w.Workbench(tempfile.mkdtemp());"
+        "assert '## Reusable scripts (0)' in wb.refresh(); assert w.spill_guard(wb).matcher.startswith('Bash')"
+    ),
 }
 
 PY_TYPED = "import importlib.resources as r, sys; m = sys.argv[1]; assert r.files(m).joinpath('py.typed').is_file(), m"
