@@ -1,0 +1,58 @@
+"""The package README is true: its app runs against the real binary, its pure-function example prints what it says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from flower_stores import is_ephemeral
+
+from harness import ScriptedServer, Text, bash
+
+README = Path(__file__).resolve().parents[2] / "packages" / "flower-stores" / "README.md"
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(180)
+def test_the_two_minute_app_runs_and_resumes_lean(
+    claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text("print('hi')\n")
+    # Four glances in the first session; the resume keeps the newest two (keep_recent=2 in the README).
+    claude_env.script(bash("git status"), bash("ls -la"), bash("git status --short"), bash("ls"), Text("A tiny demo app."))
+    claude_env.script(Text("No tests to run."))
+    monkeypatch.chdir(workspace)
+    first_request = len(claude_env.message_requests)
+
+    exec(compile(_python_blocks()[0], str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+
+    out = capsys.readouterr().out
+    assert "first: A tiny demo app." in out and "resumed: No tests to run." in out
+    assert "expired 2 stale results" in out
+    assert re.search(r"stored: \['[0-9a-f-]{36}'\]", out), out
+    assert re.search(r"context of the last call: [1-9]\d* tokens", out), out
+    assert claude_env.rejected == [] and claude_env.unscripted == []
+    # The resumed session's first request carries the expiry notes, not the stale glances.
+    resumed = [r for r in claude_env.message_requests[first_request:] if "Now run the tests." in r.text]
+    assert resumed, "the resume never reached the model"
+    assert resumed[0].text.count("result expired") == 2
+    assert (workspace / "sessions.db").is_file()
+
+
+def test_the_pure_function_example_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    block = _python_blocks()[1]
+    exec(compile(block, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    printed = re.search(r'print\(report\.summary\(\)\)\s+# "(.*?)"', block)
+    assert printed is not None
+    assert capsys.readouterr().out.strip() == printed.group(1)
+    examples = re.findall(r"^is_ephemeral\((\".*?\")\)\s+# (True|False)", block, re.MULTILINE)
+    assert len(examples) == 5
+    for literal, verdict in examples:
+        assert is_ephemeral(eval(literal)) is (verdict == "True"), literal  # noqa: S307 - literals from our README
