@@ -110,24 +110,24 @@ class Transcript:
         return copy.deepcopy(self.entries)
 
 
-def tool_results(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _blocks_by(entries: list[dict[str, Any]], kind: str, id_field: str) -> dict[str, dict[str, Any]]:
     out = {}
     for entry in entries:
         content = (entry.get("message") or {}).get("content")
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                out[block["tool_use_id"]] = block
+            if isinstance(block, dict) and block.get("type") == kind:
+                out[block[id_field]] = block
     return out
+
+
+def tool_results(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """tool_use_id -> its tool_result block."""
+    return _blocks_by(entries, "tool_result", "tool_use_id")
 
 
 def tool_uses(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for entry in entries:
-        content = (entry.get("message") or {}).get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                out[block["id"]] = block
-    return out
+    """id -> the tool_use block."""
+    return _blocks_by(entries, "tool_use", "id")
 
 
 def chain_ok(entries: list[dict[str, Any]]) -> bool:

@@ -116,6 +116,47 @@ def tail_of(entries: Sequence[Any], i: int, children_of: Callable[[str], Sequenc
     return i
 
 
+def unanswered(calls_at: Mapping[int, Sequence[str]], answered: Collection[Any], skip: Collection[int] = ()) -> dict[int, list[str]]:
+    """Per assistant entry index (except those in ``skip``): its call ids that have no result in ``answered``."""
+    out: dict[int, list[str]] = {}
+    for i, ids in calls_at.items():
+        if i in skip:
+            continue
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            out[i] = missing
+    return out
+
+
+def heal_sites(entries: Sequence[Any], orphans_at: Mapping[int, Sequence[str]], children_of: Callable[[str], Sequence[int]]) -> dict[int, list[str]]:
+    """Where each heal entry goes: the tail index of each message with orphans -> its orphan ids, in order."""
+    heals: dict[int, list[str]] = {}
+    for i, ids in orphans_at.items():
+        bucket = heals.setdefault(tail_of(entries, i, children_of), [])
+        bucket.extend(x for x in ids if x not in bucket)
+    return heals
+
+
+def repointed(entry: Entry, drop: Collection[str], survivor: Callable[[str], str | None], heal_of: Mapping[str, str]) -> Any:
+    """``entry`` with each link to a removed entry moved to its nearest survivor, then past a heal entry.
+
+    The same object when no link changes (most entries), so unchanged entries stay shared with the input.
+    """
+    changes: dict[str, Any] | None = None
+    for name in LINK_FIELDS:
+        value = entry.get(name)
+        if value is None:
+            continue
+        target = survivor(value) if value in drop else value
+        if target in heal_of:
+            target = heal_of[target]
+        if target != value:
+            if changes is None:
+                changes = {}
+            changes[name] = target
+    return {**entry, **changes} if changes else entry
+
+
 def heal_entry(assistant: Entry, tool_use_ids: Sequence[str], text: str) -> dict[str, Any]:
     """The synthetic user entry answering ``tool_use_ids`` right after ``assistant`` (uuid derived from its uuid)."""
     anchor = assistant.get("uuid")
@@ -169,10 +210,7 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
         parent = entry.get("parentUuid")
         if isinstance(parent, str):
             children.setdefault(parent, []).append(i)
-    heals: dict[int, list[str]] = {}  # tail index -> orphan ids of its whole message, in order
-    for i, ids in orphans_at.items():
-        bucket = heals.setdefault(tail_of(entries, i, lambda uid: children.get(uid, ())), [])
-        bucket.extend(x for x in ids if x not in bucket)
+    heals = heal_sites(entries, orphans_at, lambda uid: children.get(uid, ()))
     inserted = {tail: heal_entry(entries[tail], ids, note) for tail, ids in heals.items()}
     repoint = {entries[tail]["uuid"]: heal["uuid"] for tail, heal in inserted.items() if isinstance(entries[tail].get("uuid"), str)}
 

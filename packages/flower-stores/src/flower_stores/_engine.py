@@ -16,11 +16,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._chain import LINK_FIELDS, heal_entry, relinked_parent, tail_of
+from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
 from ._entries import Entry, block_text
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._prune import is_api_error
+from ._prune import is_api_error, is_interrupted
 from ._report import LoadReport
 from ._rewritten import Rewritten
 from ._trim import _shown, _write_once, spill_path
@@ -28,11 +28,9 @@ from ._trim import _shown, _write_once, spill_path
 __all__ = ["rewrite_once"]
 
 
-def _interrupted(entry: Entry, block: dict[str, Any], content: Any) -> bool:
+def _interrupted(entry: Entry, block: dict[str, Any], replaced: str | None) -> bool:
     """`is_interrupted`, judged on the block's content as it stands after expiry and trimming."""
-    if entry.get("toolDenialKind") == "user-rejected" and "permissionDecision" not in entry:
-        return True
-    return bool(block.get("is_error")) and type(content) is str and "[Request interrupted" in content
+    return is_interrupted(entry, block if replaced is None else {**block, "content": replaced})
 
 
 def rewrite_once(
@@ -162,7 +160,7 @@ def rewrite_once(
         for i in denial_at:
             content = entries[i]["message"]["content"]
             j, first = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), (None, None))
-            if first is None or _interrupted(entries[i], first, new_content.get((i, j), first.get("content"))):  # type: ignore[arg-type]
+            if first is None or _interrupted(entries[i], first, new_content.get((i, j))):  # type: ignore[arg-type]
                 continue
             tool_use_id = first.get("tool_use_id")
             if isinstance(tool_use_id, str) and tool_use_id not in denied:
@@ -197,7 +195,7 @@ def rewrite_once(
         if prune_policy.neutralize_interrupts:
             rejected = set(rejected_at)
             for i, j in error_results:
-                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get((i, j), entries[i]["message"]["content"][j].get("content")))):
+                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get((i, j)))):
                     neutral.add((i, j))
             for i in rejected:  # the modern marker holds for results not flagged is_error too
                 if i in removed:
@@ -209,13 +207,7 @@ def rewrite_once(
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
-            orphans_at: dict[int, list[str]] = {}
-            for i, ids in calls_at.items():
-                if i in removed:
-                    continue
-                missing = [x for x in ids if x not in answered and x not in dead]
-                if missing:
-                    orphans_at[i] = missing
+            orphans_at = unanswered(calls_at, answered | dead, skip=removed)
             if orphans_at:
                 relinked: dict[str, list[int]] = {}
 
@@ -232,9 +224,7 @@ def rewrite_once(
                         relinked[uid] = sorted(found)
                     return relinked[uid]
 
-                for i, ids in orphans_at.items():
-                    bucket = heals.setdefault(tail_of(entries, i, kids), [])
-                    bucket.extend(x for x in ids if x not in bucket)
+                heals = heal_sites(entries, orphans_at, kids)
         report += LoadReport(
             denials_dropped=len(dead),
             api_errors_dropped=api_errors,
@@ -279,20 +269,7 @@ def rewrite_once(
             if i in lost_result:
                 current.pop("toolUseResult", None)
         if i in relink_at:
-            changes: dict[str, Any] | None = None
-            for name in LINK_FIELDS:
-                value = current.get(name)
-                if value is None:
-                    continue
-                target = survivor(value) if value in drop else value
-                if target in heal_of:
-                    target = heal_of[target]
-                if target != value:
-                    if changes is None:
-                        changes = {}
-                    changes[name] = target
-            if changes:
-                current = {**current, **changes}
+            current = repointed(current, drop, survivor, heal_of)
         out.append(current)
         if i in inserted:
             out.append(inserted[i])

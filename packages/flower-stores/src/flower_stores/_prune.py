@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._chain import LINK_FIELDS, heal_entry, relinked_parent, tail_of
+from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
 from ._entries import REMOVE, Entry, blocks, replace_blocks
 from ._policies import PrunePolicy
 from ._report import LoadReport
@@ -140,13 +140,8 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
     survivor = relinked_parent(drop)
     heals: dict[int, list[str]] = {}
     if policy.heal_orphans:
-        orphans_at: dict[int, list[str]] = {}
-        for i, ids in calls_at.items():
-            if out[i] is None or out[i].get("uuid") in drop:
-                continue
-            missing = [x for x in ids if x not in answered and x not in dead]
-            if missing:
-                orphans_at[i] = missing
+        gone = {i for i in calls_at if out[i] is None or out[i].get("uuid") in drop}
+        orphans_at = unanswered(calls_at, answered | dead, skip=gone)
         if orphans_at:
             children: dict[str, list[int]] = {}
             for i, entry in enumerate(out):
@@ -157,9 +152,7 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
                     parent = survivor(parent)
                 if isinstance(parent, str):
                     children.setdefault(parent, []).append(i)
-            for i, ids in orphans_at.items():
-                bucket = heals.setdefault(tail_of(out, i, lambda uid: children.get(uid, ())), [])
-                bucket.extend(x for x in ids if x not in bucket)
+            heals = heal_sites(out, orphans_at, lambda uid: children.get(uid, ()))
     inserted = {tail: heal_entry(out[tail], ids, policy.orphan_text) for tail, ids in heals.items()}
     heal_of = {out[tail].get("uuid"): heal["uuid"] for tail, heal in inserted.items() if isinstance(out[tail].get("uuid"), str)}
 
@@ -168,19 +161,7 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
     for i, entry in enumerate(out):
         if entry is None or entry.get("uuid") in drop:
             continue
-        changes: dict[str, Any] | None = None
-        for name in LINK_FIELDS:
-            value = entry.get(name)
-            if value is None:
-                continue
-            target = survivor(value) if value in drop else value
-            if target in heal_of:
-                target = heal_of[target]
-            if target != value:
-                if changes is None:
-                    changes = {}
-                changes[name] = target
-        final.append({**entry, **changes} if changes else entry)
+        final.append(repointed(entry, drop, survivor, heal_of))
         if i in inserted:
             final.append(inserted[i])
 
