@@ -103,8 +103,9 @@ class Runtime:
             self.resilience = resilience
         else:
             self.resilience = flower_resilience.Resilience(enabled=bool(resilience))
+        self.workbench = self._make_workbench(workbench)
         if store is None:
-            trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else flower_stores.TrimPolicy(enabled=bool(trim))
+            trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
                 ephemeral if isinstance(ephemeral, flower_stores.EphemeralPolicy) else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
             )
@@ -116,7 +117,6 @@ class Runtime:
                 ephemeral=ephemeral_policy,
             )
         self.store = store
-        self.workbench = self._make_workbench(workbench)
 
         self.run_id = _new_run_id()
         self.results: list[StepResult] = []
@@ -136,6 +136,15 @@ class Runtime:
         wb = workbench if isinstance(workbench, flower_workbench.Workbench) else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
         wb.refresh()
         return wb
+
+    def _trim_policy(self, enabled: bool) -> Any:
+        import flower_stores
+
+        if self.workbench is None:
+            return flower_stores.TrimPolicy(enabled=enabled)
+        # One spill directory, not two: load-time trimming writes where the spill guard does, so a moved
+        # workbench (-W, isolation) does not leave half the spilled outputs behind in <workspace>/.flower.
+        return flower_stores.TrimPolicy(enabled=enabled, spill_dirname=self.workbench.show(self.workbench.spill))
 
     # --- queries ----------------------------------------------------------------------------------
 
