@@ -12,6 +12,7 @@ from flower_stores import (
     TrimPolicy,
     expire,
     prune,
+    rewrite,
     spill_path,
     trim,
     trim_report,
@@ -298,6 +299,22 @@ def test_every_surviving_entry_keeps_its_nearest_surviving_ancestor() -> None:
 
 
 # --- the report -------------------------------------------------------------------------------------------
+
+
+def test_fewer_sites_than_keep_recent_change_nothing(tmp_path: Path) -> None:
+    """3 of each with room for 5: nothing goes (``sites[: 3 - 5]`` would have taken the first one)."""
+    t = Transcript()
+    for n in range(3):
+        t.bash("git status", f"status {n}")
+        t.bash("python big.py", BIG + str(n))
+        t.denied(f"rm -rf build{n}")
+    assert expire(t.entries, EphemeralPolicy(keep_recent=5)).report.expired == 0
+    trimmed = trim(t.entries, TrimPolicy(keep_recent=5), tmp_path).report
+    assert trimmed.trimmed == 0 and trimmed.kept == 3
+    assert prune(t.entries, PrunePolicy(keep_denials=5)).report.denials_dropped == 0
+    everything = rewrite(t.entries, tmp_path, ephemeral=EphemeralPolicy(keep_recent=5), trim_policy=TrimPolicy(keep_recent=5), prune_policy=PrunePolicy(keep_denials=5))
+    assert everything.entries == t.entries and not everything.report
+    assert not (tmp_path / ".flower").exists()
 
 
 def test_trim_report_lines() -> None:

@@ -12,11 +12,12 @@ layered load's per-entry work.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Entry", "REMOVE", "block_text", "blocks", "is_protected", "replace_blocks", "tool_result_blocks", "tool_use_blocks"]
+__all__ = ["Entry", "REMOVE", "all_but_newest", "block_text", "blocks", "is_protected", "replace_blocks", "tool_result_blocks", "tool_use_blocks"]
 
 Entry = Mapping[str, Any]
+T = TypeVar("T")
 
 
 def is_protected(entry: Entry) -> bool:
@@ -84,3 +85,14 @@ class _Remove:
 
 
 REMOVE: Any = _Remove()
+
+
+def all_but_newest(items: Sequence[T], keep: int) -> Sequence[T]:
+    """``items`` without its last ``keep`` (all of them when ``keep <= 0``; none when there are fewer).
+
+    Not ``items[: len(items) - keep]``: with fewer items than ``keep`` that index goes negative and the slice
+    quietly takes items from the front — 3 results with keep_recent=5 would still trim one.
+    """
+    if keep <= 0:
+        return items
+    return items[: max(len(items) - keep, 0)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._entries import Entry, block_text, replace_blocks
+from ._entries import Entry, all_but_newest, block_text, replace_blocks
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy
 from ._report import LoadReport
@@ -52,8 +52,7 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
             text = block_text(block)
             if text is not None and len(text) <= max_chars:
                 sites.append((i, j, command))
-    keep = max(policy.keep_recent, 0)
-    targets = sites[: len(sites) - keep] if keep else sites
+    targets = all_but_newest(sites, policy.keep_recent)
     if not targets:
         return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
-from ._entries import REMOVE, Entry, blocks, replace_blocks
+from ._entries import REMOVE, Entry, all_but_newest, blocks, replace_blocks
 from ._policies import PrunePolicy
 from ._report import LoadReport
 from ._rewritten import Rewritten
@@ -90,8 +90,7 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
                 tool_use_id = first.get("tool_use_id")
                 if isinstance(tool_use_id, str) and tool_use_id not in denied:
                     denied.append(tool_use_id)
-    keep = max(policy.keep_denials, 0)
-    candidates = denied[: len(denied) - keep] if keep else denied
+    candidates = all_but_newest(denied, policy.keep_denials)
     dead = {x for x in candidates if x not in in_protected}
 
     # --- pass 2: rewrite and mark (out[i] is entries[i] or its replacement; None: gone, nothing links to it)

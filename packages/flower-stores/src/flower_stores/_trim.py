@@ -10,7 +10,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._entries import Entry, block_text, blocks, replace_blocks
+from ._entries import Entry, all_but_newest, block_text, blocks, replace_blocks
 from ._policies import TrimPolicy
 from ._report import LoadReport
 from ._rewritten import Rewritten
@@ -78,8 +78,7 @@ def trim(
                 text = block_text(block)
                 if text is not None and len(text) >= min_chars:
                     sites.append((i, j, text))
-    keep = max(policy.keep_recent, 0)
-    targets = sites[: len(sites) - keep] if keep else sites
+    targets = all_but_newest(sites, policy.keep_recent)
     out: list[Any] = list(entries)
     trimmed = saved = 0
     by_entry: dict[int, dict[int, str]] = {}
