@@ -138,6 +138,11 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # ~400 MB of databases: never leave them
+        run(Path(tmp))
+
+
+def run(tmp: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
@@ -148,7 +153,6 @@ def main() -> None:
     batches = [session[i : i + BATCH] for i in range(0, len(session), BATCH)]
     print(f"session: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON, {len(batches)} batches of {BATCH}")
 
-    tmp = Path(tempfile.mkdtemp(prefix="flower-bench-"))
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     key: Any = {"project_key": "-home-dev-project", "session_id": SESSION}
 
@@ -222,7 +226,7 @@ def main() -> None:
     print("\ncontext economy (bytes of message content sent to the model on resume)")
     print(f"  raw {raw_fed / 1e6:.2f} MB -> layered {fed / 1e6:.2f} MB = {fed / raw_fed:.1%} of raw")
     spilled = list((workspace / ".flower" / "spill").glob("*.txt"))
-    print(f"  {len(spilled)} spill files, {sum(p.stat().st_size for p in spilled) / 1e6:.1f} MB, under {workspace / '.flower' / 'spill'}")
+    print(f"  {len(spilled)} spill files, {sum(p.stat().st_size for p in spilled) / 1e6:.1f} MB, under <workspace>/.flower/spill")
     store.close()
 
 

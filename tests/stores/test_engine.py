@@ -46,6 +46,14 @@ def _extra(t: Transcript, extras: list[str]) -> None:
         elif kind == "image":
             tid = t.call("Read", {"file_path": "/ws/p.png"})
             t.result(tid, [{"type": "text", "text": "y" * 3000}, {"type": "image", "source": {"type": "base64", "data": "AA"}}])
+        elif kind == "split_across_errors":
+            # One assistant message whose two pieces are separated by removed entries: its unanswered calls
+            # are healed once, after the last piece, however many removals sit in between.
+            mid = f"msg_split{n}"
+            for piece, errors in ((0, 2), (1, 0)):
+                t.add({"type": "assistant", "message": {"id": mid, "role": "assistant", "content": [{"type": "tool_use", "id": f"s{n}-{piece}", "name": "Bash", "input": {"command": "make"}}]}})
+                for _ in range(errors):
+                    t.api_error()
         elif kind == "boundary":
             t.add({"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "parentUuid": None, "logicalParentUuid": t.leaf}, chain=False)
 
@@ -71,7 +79,7 @@ policies = st.fixed_dictionaries(
 @settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     steps=st.lists(st.sampled_from(STEPS), max_size=25),
-    extras=st.lists(st.sampled_from(["legacy_interrupt", "edge_glance", "denied_in_split", "image", "boundary"]), max_size=4),
+    extras=st.lists(st.sampled_from(["legacy_interrupt", "edge_glance", "denied_in_split", "image", "boundary", "split_across_errors"]), max_size=4),
     chosen=policies,
 )
 def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str], chosen: dict[str, Any], tmp_path: Path) -> None:
@@ -84,6 +92,18 @@ def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str],
     assert got == expected
     assert report == expected_report
     assert t.entries == before
+
+
+def test_a_message_split_by_a_run_of_removed_entries_is_healed_once_after_its_last_piece(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go")
+    _extra(t, ["split_across_errors"])
+    t.user("next")
+    expected, expected_report = _reference(t.entries, tmp_path, None, None, PrunePolicy())
+    got, report = rewrite(t.entries, tmp_path, prune_policy=PrunePolicy())
+    assert got == expected and report == expected_report
+    heals = [e for e in got if e.get("sourceToolAssistantUUID")]
+    assert len(heals) == 1 and [b["tool_use_id"] for b in heals[0]["message"]["content"]] == ["s0-0", "s0-1"]
 
 
 def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
-from ._entries import Entry, block_text
+from ._entries import Entry, all_but_newest, block_text
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._prune import is_api_error, is_interrupted
@@ -48,14 +48,28 @@ def rewrite_once(
         return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
 
     # --- the scan ----------------------------------------------------------------------------------------
+    # The scan allocates as few containers as it can: on a 10,000-entry load every list or tuple made per
+    # entry or block is tens of thousands of objects, enough to set off an extra full garbage collection over
+    # the whole freshly parsed transcript — which costs more than the scan itself. So the per-entry facts go
+    # into flat dicts of ints and parallel lists, with a side table for the rare second occurrence.
     commands: dict[Any, str] = {}  # ephemeral Bash calls seen so far: tool_use id -> command
-    sites: list[tuple[int, int, dict[str, Any], str | None]] = []  # results in unprotected user entries
-    children: dict[str, list[int]] = {}  # parentUuid -> indices
+    # Results in unprotected user entries, as parallel lists: entry index, block index, block, glance command.
+    site_i: list[int] = []
+    site_j: list[int] = []
+    site_block: list[dict[str, Any]] = []
+    site_cmd: list[str | None] = []
+    first_child: dict[str, int] = {}  # parentUuid -> the first entry naming it
+    more_children: dict[str, list[int]] = {}  # ... and the others (a fork, a retried turn)
     other_links: list[int] = []  # entries with a leafUuid or logicalParentUuid
-    calls_at: dict[int, list[str]] = {}
+    call_i: list[int] = []  # tool_use blocks of assistant entries: entry index, tool id (parallel lists)
+    call_id: list[str] = []
     answered: set[Any] = set()
     in_protected: set[Any] = set()
-    holders: dict[Any, list[int]] = {}  # tool id -> unprotected entries holding its tool_use or tool_result
+    # tool id -> the first unprotected entry holding its tool_use / its tool_result, and any further ones
+    use_at: dict[Any, int] = {}
+    result_at: dict[Any, int] = {}
+    more_holders: dict[Any, list[int]] = {}
+    width = 1  # the longest content list: block (i, j) is keyed by the int i * width + j, not a tuple
     denial_at: list[int] = []
     api_error_at: list[int] = []
     error_results: list[tuple[int, int]] = []  # (entry, block) of is_error results: interrupt candidates
@@ -63,8 +77,8 @@ def rewrite_once(
     kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
     for i, entry in enumerate(entries):
         parent = entry.get("parentUuid")
-        if parent is not None:
-            children.setdefault(parent, []).append(i)
+        if parent is not None and first_child.setdefault(parent, i) != i:
+            more_children.setdefault(parent, []).append(i)
         if "leafUuid" in entry or "logicalParentUuid" in entry:
             other_links.append(i)
         etype = entry.get("type")
@@ -73,6 +87,8 @@ def rewrite_once(
         protected = bool(entry.get("isCompactSummary") or entry.get("isMeta"))
         has_call = False
         if type(content) is list:
+            if len(content) > width:
+                width = len(content)
             for j, block in enumerate(content):
                 if type(block) is not dict:
                     continue
@@ -83,9 +99,13 @@ def rewrite_once(
                     if protected:
                         in_protected.add(tool_use_id)
                         continue
-                    holders.setdefault(tool_use_id, []).append(i)
+                    if result_at.setdefault(tool_use_id, i) != i:
+                        more_holders.setdefault(tool_use_id, []).append(i)
                     if etype == "user":
-                        sites.append((i, j, block, commands.get(tool_use_id)))
+                        site_i.append(i)
+                        site_j.append(j)
+                        site_block.append(block)
+                        site_cmd.append(commands.get(tool_use_id))
                         if block.get("is_error"):
                             error_results.append((i, j))
                 elif kind == "tool_use":
@@ -93,11 +113,12 @@ def rewrite_once(
                     tool_id = block.get("id")
                     if protected:
                         in_protected.add(tool_id)
-                    else:
-                        holders.setdefault(tool_id, []).append(i)
+                    elif use_at.setdefault(tool_id, i) != i:
+                        more_holders.setdefault(tool_id, []).append(i)
                     if etype == "assistant":
                         if isinstance(tool_id, str):
-                            calls_at.setdefault(i, []).append(tool_id)
+                            call_i.append(i)
+                            call_id.append(tool_id)
                         if do_expire and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
                             commands[tool_id] = block["input"]["command"]
         if protected or not do_prune:
@@ -111,40 +132,49 @@ def rewrite_once(
         if not has_call and is_api_error(entry):
             api_error_at.append(i)
 
-    new_content: dict[tuple[int, int], str] = {}  # block content replaced by expiry or trimming
+    def children_of(uid: str) -> list[int]:
+        first = first_child.get(uid)
+        return [] if first is None else [first, *more_children.get(uid, ())]
+
+    new_content: dict[int, str] = {}  # block content replaced by expiry or trimming, by i * width + j
     report = LoadReport()
 
     # --- expire --------------------------------------------------------------------------------------------
     if do_expire:
         assert ephemeral is not None
-        glances = [(i, j, cmd) for i, j, block, cmd in sites if cmd is not None and (text := block_text(block)) is not None and len(text) <= ephemeral.max_chars]
-        keep = max(ephemeral.keep_recent, 0)
-        targets = glances[: len(glances) - keep] if keep else glances
-        for n, (i, j, cmd) in enumerate(targets):
-            new_content[(i, j)] = ephemeral.placeholder(cmd, len(glances) - n)
+        glances = [
+            k
+            for k, (block, cmd) in enumerate(zip(site_block, site_cmd))
+            if cmd is not None and (text := block_text(block)) is not None and len(text) <= ephemeral.max_chars
+        ]
+        targets = all_but_newest(glances, ephemeral.keep_recent)
+        for n, k in enumerate(targets):
+            new_content[site_i[k] * width + site_j[k]] = ephemeral.placeholder(site_cmd[k] or "", len(glances) - n)
         report += LoadReport(expired=len(targets))
 
     # --- trim --------------------------------------------------------------------------------------------
     if do_trim:
         assert trim_policy is not None
         root = Path(workspace).expanduser().resolve()
-        large: list[tuple[int, int, str]] = []
-        for i, j, block, _ in sites:
-            text = new_content.get((i, j)) if (i, j) in new_content else block_text(block)
+        large: list[int] = []  # positions (i * width + j) and texts of results of at least min_chars
+        large_text: list[str] = []
+        for i, j, block in zip(site_i, site_j, site_block):
+            pos = i * width + j
+            text = new_content[pos] if pos in new_content else block_text(block)
             if text is not None and len(text) >= trim_policy.min_chars:
-                large.append((i, j, text))
-        keep = max(trim_policy.keep_recent, 0)
-        targets_t = large[: len(large) - keep] if keep else large
+                large.append(pos)
+                large_text.append(text)
+        n_targets = len(all_but_newest(large, trim_policy.keep_recent))
         trimmed = saved = 0
-        for i, j, text in targets_t:
+        for pos, text in zip(large[:n_targets], large_text):
             path = spill_path(text, trim_policy, root)
             if write_spill and not _write_once(path, text):
                 continue
             pointer = trim_policy.placeholder(_shown(path, root), len(text))
-            new_content[(i, j)] = pointer
+            new_content[pos] = pointer
             trimmed += 1
             saved += max(len(text) - len(pointer), 0)
-        report += LoadReport(trimmed=trimmed, kept=len(large) - len(targets_t), chars_saved=saved)
+        report += LoadReport(trimmed=trimmed, kept=len(large) - n_targets, chars_saved=saved)
 
     # --- prune: decide ------------------------------------------------------------------------------------
     removed: dict[int, bool] = {}  # index -> gone (True: had a uuid, so relinking walks through it)
@@ -160,13 +190,12 @@ def rewrite_once(
         for i in denial_at:
             content = entries[i]["message"]["content"]
             j, first = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), (None, None))
-            if first is None or _interrupted(entries[i], first, new_content.get((i, j))):  # type: ignore[arg-type]
+            if first is None or _interrupted(entries[i], first, new_content.get(i * width + j)):  # type: ignore[arg-type]
                 continue
             tool_use_id = first.get("tool_use_id")
             if isinstance(tool_use_id, str) and tool_use_id not in denied:
                 denied.append(tool_use_id)
-        keep = max(prune_policy.keep_denials, 0)
-        candidates = denied[: len(denied) - keep] if keep else denied
+        candidates = all_but_newest(denied, prune_policy.keep_denials)
         dead = {x for x in candidates if x not in in_protected}
 
         api_errors = 0
@@ -174,7 +203,9 @@ def rewrite_once(
             for i in api_error_at:
                 removed[i] = isinstance(entries[i].get("uuid"), str)
                 api_errors += 1
-        touched = sorted({i for d in dead for i in holders.get(d, ()) if i not in removed})
+        holding = [*(use_at[d] for d in dead if d in use_at), *(result_at[d] for d in dead if d in result_at)]
+        holding.extend(i for d in dead for i in more_holders.get(d, ()))
+        touched = sorted({i for i in holding if i not in removed})
         for i in touched:
             content = entries[i]["message"]["content"]
             kept = []
@@ -195,7 +226,7 @@ def rewrite_once(
         if prune_policy.neutralize_interrupts:
             rejected = set(rejected_at)
             for i, j in error_results:
-                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get((i, j)))):
+                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get(i * width + j))):
                     neutral.add((i, j))
             for i in rejected:  # the modern marker holds for results not flagged is_error too
                 if i in removed:
@@ -207,20 +238,28 @@ def rewrite_once(
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
-            orphans_at = unanswered(calls_at, answered | dead, skip=removed)
+            settled = answered | dead
+            calls_at: dict[int, list[str]] = {}
+            for i, tool_id in zip(call_i, call_id):
+                if tool_id not in settled:  # only the few unanswered calls get a list
+                    calls_at.setdefault(i, []).append(tool_id)
+            orphans_at = unanswered(calls_at, settled, skip=removed)
             if orphans_at:
                 relinked: dict[str, list[int]] = {}
 
                 def kids(uid: str) -> list[int]:
+                    """The surviving children of ``uid`` after relinking: its own, and those below any run of
+                    removed entries between them. Iterative (a recursive closure would be a reference cycle
+                    holding the whole transcript until the next full GC)."""
                     if uid not in relinked:
                         found: list[int] = []
-                        for c in children.get(uid, ()):
-                            if c in removed:
-                                cu = entries[c].get("uuid")
-                                if removed[c] and isinstance(cu, str) and survivor(cu) == uid:
-                                    found.extend(kids(cu))
-                            else:
-                                found.append(c)
+                        below = [uid]
+                        while below:
+                            for c in children_of(below.pop()):
+                                if c not in removed:
+                                    found.append(c)
+                                elif removed[c]:  # a removed entry with a uuid: its children come up to uid
+                                    below.append(entries[c]["uuid"])
                         relinked[uid] = sorted(found)
                     return relinked[uid]
 
@@ -241,14 +280,10 @@ def rewrite_once(
     # --- build: only entries that change are copied ----------------------------------------------------------
     relink_at: set[int] = set(other_links)
     for uid in (*drop, *heal_of):
-        relink_at.update(children.get(uid, ()))
-    changed: dict[int, list[tuple[int, str | None]]] = {}
-    for i, j in new_content:
-        changed.setdefault(i, []).append((j, new_content[(i, j)]))
-    for i, j in neutral:
-        changed.setdefault(i, [])
-    for i in blocks_out:
-        changed.setdefault(i, [])
+        relink_at.update(children_of(uid))
+    changed = {pos // width for pos in new_content}
+    changed.update(i for i, _ in neutral)
+    changed.update(blocks_out)
 
     out: list[Any] = []
     interrupt_text = prune_policy.interrupt_text if prune_policy is not None else ""
@@ -258,9 +293,10 @@ def rewrite_once(
         current: Any = entry
         if i in changed:
             content = list(entry["message"]["content"])
-            for j, text in changed[i]:
-                content[j] = {**content[j], "content": text}
             for j in range(len(content)):
+                text = new_content.get(i * width + j)
+                if text is not None:
+                    content[j] = {**content[j], "content": text}
                 if (i, j) in neutral:
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
