@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from flower_stores._engine import rewrite_once
 from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -92,6 +93,9 @@ def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str],
     assert got == expected
     assert report == expected_report
     assert t.entries == before
+    # The layers' in-place path over a fresh parse of our own SQLite store gives the same.
+    owned = rewrite_once(copy.deepcopy(t.entries), tmp_path, chosen["ephemeral"], chosen["trim_policy"], chosen["prune_policy"], owned=True)
+    assert owned == (expected, expected_report)
 
 
 def test_a_message_split_by_a_run_of_removed_entries_is_healed_once_after_its_last_piece(tmp_path: Path) -> None:

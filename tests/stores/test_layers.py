@@ -16,6 +16,7 @@ from flower_stores import (
     SqliteSessionStore,
     TrimmingSessionStore,
     TrimPolicy,
+    rewrite,
     trim_report,
 )
 
@@ -59,6 +60,21 @@ async def test_a_store_passed_in_stays_open_and_unchanged(tmp_path: Path) -> Non
         layered = await store.load(KEY)
     assert await backend.load(KEY) == t.entries  # the stored copy is the full, raw transcript
     assert layered != t.entries
+    backend.close()
+
+
+@pytest.mark.parametrize("backend_type", [SqliteSessionStore, type("SqliteSubclass", (SqliteSessionStore,), {})])
+async def test_over_sqlite_the_load_equals_the_pure_rewrite_and_the_stored_copy_stays(tmp_path: Path, backend_type: type) -> None:
+    """Over our own SQLite store the rewrite edits the fresh parse in place (see _engine); it must not show."""
+    backend = backend_type(tmp_path / "sessions.db")
+    t = _session()
+    policies: dict[str, Any] = {"policy": TrimPolicy(keep_recent=0), "ephemeral": EphemeralPolicy(keep_recent=1), "prune": PrunePolicy()}
+    store = PruningSessionStore(backend, tmp_path, **policies)
+    await store.append(KEY, t.entries)
+    first, second = await store.load(KEY), await store.load(KEY)
+    expected = rewrite(t.entries, tmp_path, ephemeral=policies["ephemeral"], trim_policy=policies["policy"], prune_policy=policies["prune"])
+    assert first == second == expected.entries and store.last_report == expected.report
+    assert await backend.load(KEY) == t.entries
     backend.close()
 
 
@@ -128,17 +144,17 @@ async def test_the_rewrite_runs_off_the_event_loop(tmp_path: Path) -> None:
     store = PruningSessionStore(inner, tmp_path)
     import flower_stores._layers as layers
 
-    original = layers.rewrite
+    original = layers.rewrite_once
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(threading.current_thread().name)
         return original(*args, **kwargs)
 
-    layers.rewrite = spy  # type: ignore[assignment]
+    layers.rewrite_once = spy  # type: ignore[assignment]
     try:
         await store.load(KEY)
     finally:
-        layers.rewrite = original  # type: ignore[assignment]
+        layers.rewrite_once = original  # type: ignore[assignment]
     assert seen and seen[0] != threading.main_thread().name
 
 

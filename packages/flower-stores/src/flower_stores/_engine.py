@@ -7,6 +7,11 @@ reads every entry once, decides everything from that scan, and then touches only
 
 Its output equals ``prune(trim(expire(entries)))`` exactly (entries and report); a property test holds it
 to that on generated transcripts, so the reference functions stay the specification.
+
+``owned=True`` is for a caller that holds the only reference to ``entries`` — a fresh parse, as
+`SqliteSessionStore.load` returns — and will not look at them again: the changed blocks are then rewritten
+in place instead of copied along the path to the change. The result is equal either way (tested); the copies
+are most of what is left of a layered load's cost once the scan is done.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._prune import is_api_error, is_interrupted
 from ._report import LoadReport
 from ._rewritten import Rewritten
-from ._trim import _shown, _write_once, spill_path
+from ._trim import Spiller
 
 __all__ = ["rewrite_once"]
 
@@ -40,6 +45,7 @@ def rewrite_once(
     trim_policy: TrimPolicy | None,
     prune_policy: PrunePolicy | None,
     write_spill: bool = True,
+    owned: bool = False,
 ) -> Rewritten:
     do_expire = ephemeral is not None and ephemeral.enabled
     do_trim = trim_policy is not None and trim_policy.enabled
@@ -129,7 +135,7 @@ def rewrite_once(
                 denial_at.append(i)
             if denial_kind == "user-rejected" and "permissionDecision" not in entry and etype == "user":
                 rejected_at.append(i)
-        if not has_call and is_api_error(entry):
+        if not has_call and (entry.get("isApiErrorMessage") or (type(message) is dict and message.get("model") == "<synthetic>")):  # is_api_error
             api_error_at.append(i)
 
     def children_of(uid: str) -> list[int]:
@@ -166,11 +172,11 @@ def rewrite_once(
                 large_text.append(text)
         n_targets = len(all_but_newest(large, trim_policy.keep_recent))
         trimmed = saved = 0
+        spiller = Spiller(trim_policy, root)
         for pos, text in zip(large[:n_targets], large_text):
-            path = spill_path(text, trim_policy, root)
-            if write_spill and not _write_once(path, text):
+            pointer = spiller.pointer(text, write=write_spill)
+            if pointer is None:
                 continue
-            pointer = trim_policy.placeholder(_shown(path, root), len(text))
             new_content[pos] = pointer
             trimmed += 1
             saved += max(len(text) - len(pointer), 0)
@@ -285,14 +291,29 @@ def rewrite_once(
     changed.update(i for i, _ in neutral)
     changed.update(blocks_out)
 
-    out: list[Any] = []
+    # Start from a copy of the list (one C call), replace the few entries that change, then remove and insert.
+    out: list[Any] = list(entries)
     interrupt_text = prune_policy.interrupt_text if prune_policy is not None else ""
-    for i, entry in enumerate(entries):
+    for i in changed | relink_at:
         if i in removed:
             continue
-        current: Any = entry
-        if i in changed:
-            content = list(entry["message"]["content"])
+        current: Any = out[i]
+        if i in changed and owned:
+            message = current["message"]
+            content = message["content"]
+            for j, block in enumerate(content):
+                text = new_content.get(i * width + j)
+                if text is not None:
+                    block["content"] = text
+                if (i, j) in neutral:
+                    block["content"] = interrupt_text
+                    block["is_error"] = False
+            if i in blocks_out:
+                message["content"] = [content[j] for j in blocks_out[i]]  # type: ignore[union-attr]
+            if i in lost_result:
+                current.pop("toolUseResult", None)
+        elif i in changed:
+            content = list(current["message"]["content"])
             for j in range(len(content)):
                 text = new_content.get(i * width + j)
                 if text is not None:
@@ -301,12 +322,18 @@ def rewrite_once(
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
                 content = [content[j] for j in blocks_out[i]]  # type: ignore[union-attr]
-            current = {**entry, "message": {**entry["message"], "content": content}}
+            current = {**current, "message": {**current["message"], "content": content}}
             if i in lost_result:
                 current.pop("toolUseResult", None)
         if i in relink_at:
             current = repointed(current, drop, survivor, heal_of)
-        out.append(current)
-        if i in inserted:
-            out.append(inserted[i])
+        out[i] = current
+    if removed or inserted:
+        kept: list[Any] = []
+        for i, entry in enumerate(out):
+            if i not in removed:
+                kept.append(entry)
+                if i in inserted:
+                    kept.append(inserted[i])
+        out = kept
     return Rewritten(out, report)

@@ -623,7 +623,7 @@ def is_ephemeral_call(tool_name: str, tool_input: Mapping[str, Any] | None) -> b
 
     This is the one predicate behind both the expiry of stale results and a coordinator's glance permission.
     """
-    if tool_name != "Bash" or not isinstance(tool_input, Mapping):
+    if tool_name != "Bash" or (type(tool_input) is not dict and not isinstance(tool_input, Mapping)):  # dict: skip the ABC check
         return False
     if tool_input.get("run_in_background"):
         return False  # a background shell keeps running: not a glance

@@ -25,7 +25,7 @@ from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._report import LoadReport
-from ._rewrite import rewrite
+from ._engine import rewrite_once
 from ._sqlite import SqliteSessionStore
 
 if TYPE_CHECKING:
@@ -200,12 +200,16 @@ class TrimmingSessionStore:
             return None
         result = await anyio.to_thread.run_sync(
             functools.partial(
-                rewrite,
+                rewrite_once,
                 entries,
                 self.workspace,
-                ephemeral=self.ephemeral,
-                trim_policy=self.policy,
-                prune_policy=self.prune_policy,
+                self.ephemeral,
+                self.policy,
+                self.prune_policy,
+                # Our SQLite store parses a fresh copy on every load and keeps no reference to it, so the
+                # rewrite may edit that copy in place. Any other backend (or a subclass) may hand out objects
+                # it still holds — its stored copy must never change — so those are rewritten by copying.
+                owned=type(self.backend) is SqliteSessionStore,
             )
         )
         self.last_report = result.report

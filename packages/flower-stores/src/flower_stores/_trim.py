@@ -18,36 +18,60 @@ from ._rewritten import Rewritten
 __all__ = ["spill_path", "trim"]
 
 
+def _spill_name(text: str) -> str:
+    return f"{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}.txt"
+
+
+def _spill_dir(policy: TrimPolicy, workspace: str | PathLike[str]) -> Path:
+    base = Path(policy.spill_dirname).expanduser()
+    return base if base.is_absolute() else Path(workspace) / base
+
+
 def spill_path(text: str, policy: TrimPolicy, workspace: str | PathLike[str]) -> Path:
     """Where `trim` keeps ``text``: ``<workspace>/<spill_dirname>/<sha256(text)[:16]>.txt``.
 
     The name is the content's hash, so the same result always lands in the same file, whichever process or
     load writes it.
     """
-    base = Path(policy.spill_dirname).expanduser()
-    directory = base if base.is_absolute() else Path(workspace) / base
-    return directory / f"{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}.txt"
+    return _spill_dir(policy, workspace) / _spill_name(text)
 
 
-def _write_once(path: Path, text: str) -> bool:
+def _write_once(path: str, text: str) -> bool:
     """Write ``text`` to ``path`` unless it is there already; atomically, so readers never see half a file."""
-    if path.exists():
+    if os.path.exists(path):
         return True
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
         os.replace(tmp, path)
     except OSError:
         return False
     return True
 
 
-def _shown(path: Path, workspace: Path) -> str:
-    try:
-        return path.relative_to(workspace).as_posix()
-    except ValueError:
-        return str(path)  # an absolute spill_dirname outside the workspace (the original crashed here)
+class Spiller:
+    """The spill files of one load. The directory and the form it is shown in are worked out once; per result
+    there is only a hash, one ``stat`` and, the first time, a write. (pathlib per result cost more than all
+    the rest of trimming a 10,000-entry session.)"""
+
+    def __init__(self, policy: TrimPolicy, workspace: Path) -> None:
+        directory = _spill_dir(policy, workspace)
+        self._policy = policy
+        self._dir = str(directory)
+        try:
+            shown = directory.relative_to(workspace).as_posix()
+        except ValueError:
+            shown = str(directory)  # an absolute spill_dirname outside the workspace (the original crashed here)
+        self._prefix = "" if shown == "." else shown + "/"
+
+    def pointer(self, text: str, *, write: bool = True) -> str | None:
+        """The pointer that replaces ``text`` (its spill file written first), or None if it cannot be written."""
+        name = _spill_name(text)
+        if write and not _write_once(os.path.join(self._dir, name), text):
+            return None  # a pointer to nothing would lose the text
+        return self._policy.placeholder(self._prefix + name, len(text))
 
 
 def trim(
@@ -82,11 +106,11 @@ def trim(
     out: list[Any] = list(entries)
     trimmed = saved = 0
     by_entry: dict[int, dict[int, str]] = {}
+    spiller = Spiller(policy, root)
     for i, j, text in targets:
-        path = spill_path(text, policy, root)
-        if write_spill and not _write_once(path, text):
+        pointer = spiller.pointer(text, write=write_spill)
+        if pointer is None:
             continue
-        pointer = policy.placeholder(_shown(path, root), len(text))
         by_entry.setdefault(i, {})[j] = pointer
         trimmed += 1
         saved += max(len(text) - len(pointer), 0)
