@@ -143,19 +143,27 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
         return str(turn.tool_calls[0].id)
 
     # --- run 2: resume from the store; a long tool call is interrupted while it runs --------------------
+    # The outage cuts the connection first and stops listening just after, so the client can fail before
+    # the server is down: a start() in between would be a no-op, and run 2 would find the port closed.
+    with anyio.fail_after(30):
+        while server.running:
+            await anyio.sleep(0.02)
     server.start()
     _forget_local_copy(isolated_home)
     first_of_run_2 = len(server.message_requests)
     interrupted = bash(LONG_1)
     server.script(interrupted)
+    run_2: list[Any] = []
     async with ClaudeSDKClient(agent_options(workspace, resume=session_id, session_store_flush="eager", **options)) as client:
         await client.query("now wait for the long job")
         async for message in client.receive_messages():
+            run_2.append(message)
             if isinstance(message, AssistantMessage) and any(isinstance(b, ToolUseBlock) for b in message.content):
                 await _wait_for(workspace / "started-1")
                 await client.interrupt()
             if isinstance(message, ResultMessage):
                 break
+    assert len(server.message_requests) > first_of_run_2, f"run 2 never reached the model: {[m for m in run_2 if not isinstance(m, SystemMessage)]}"
     _check_request(server, server.message_requests[first_of_run_2])
 
     # --- run 3: resume again; the process is killed in the middle of a tool call -----------------------
