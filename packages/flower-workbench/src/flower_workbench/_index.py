@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._describe import describe_file
 
-__all__ = ["Entry", "Fingerprint", "fingerprint", "human_size", "render_index", "scan"]
+__all__ = ["Entry", "Fingerprint", "Listing", "fingerprint", "human_size", "list_files", "render_index", "scan"]
 
 INDEX_TITLE = "# Workbench index"
 INDEX_NOTE = "> Generated — do not edit by hand. A script whose first line is `# desc: one sentence` shows up here."
@@ -40,41 +41,36 @@ def human_size(n: int) -> str:
     return f"{n / (1024 * 1024):.1f}M"
 
 
-def _files(directory: Path) -> list[Path]:
-    """Regular files under ``directory``, sorted, skipping hidden ones (editor swap files, our temp files)."""
+Listing = list[tuple[Path, os.stat_result]]
+
+
+def list_files(directory: Path) -> Listing:
+    """Regular files under ``directory`` with their stat, sorted, skipping hidden ones (swap files, our temps).
+
+    One walk and one stat per file serve both the index (sizes) and the staleness check (mtimes).
+    """
     if not directory.is_dir():
         return []
-    found: list[Path] = []
+    found: Listing = []
     for path in sorted(directory.rglob("*")):
         if any(part.startswith(".") for part in path.relative_to(directory).parts):
             continue
-        if path.is_file():
-            found.append(path)
+        try:
+            st = path.stat()
+        except OSError:
+            continue  # removed while we looked
+        if stat.S_ISREG(st.st_mode):
+            found.append((path, st))
     return found
 
 
-def scan(directory: Path, show: Callable[[Path], str]) -> list[Entry]:
-    entries = []
-    for path in _files(directory):
-        try:
-            size = path.stat().st_size
-        except OSError:
-            continue  # removed while we looked
-        entries.append(Entry(show(path), describe_file(path), size))
-    return entries
+def scan(files: Listing, show: Callable[[Path], str]) -> list[Entry]:
+    return [Entry(show(path), describe_file(path), st.st_size) for path, st in files]
 
 
-def fingerprint(directories: list[Path]) -> Fingerprint:
+def fingerprint(listings: list[Listing]) -> Fingerprint:
     """Names, sizes and mtimes: enough to tell that INDEX.md is stale without reading any file."""
-    items: list[tuple[str, int, int]] = []
-    for directory in directories:
-        for path in _files(directory):
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            items.append((str(path), st.st_size, st.st_mtime_ns))
-    return tuple(items)
+    return tuple((str(path), st.st_size, st.st_mtime_ns) for files in listings for path, st in files)
 
 
 def render_index(sections: list[tuple[str, list[Entry]]]) -> str:

@@ -63,14 +63,15 @@ def reads_spill(tool_input: Any, cwd: Path, spill_dir: Path) -> bool:
     if not spill_dir.is_dir():
         return False
     spill = spill_dir.resolve()
+    base = Path(cwd)
+    # Any path into the spill directory names it ("…/spill/…"), unless the call already runs inside it.
+    runs_inside = base.resolve().is_relative_to(spill)
     for text in _strings(tool_input):
         for name in _SPILL_NAME.findall(text):
             if (spill / f"{name}.txt").is_file():
                 return True
-        if "spill" not in text and str(spill) not in text:
-            # a relative path into the spill directory names it, unless the call runs inside it already
-            if not Path(cwd).resolve().is_relative_to(spill):
-                continue
-        if any(_inside(token, Path(cwd), spill) for token in _tokens(text)):
+        if "spill" not in text and not runs_inside:
+            continue
+        if any(_inside(token, base, spill) for token in _tokens(text)):
             return True
     return False

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._files import atomic_write_text
-from ._index import Entry, Fingerprint, fingerprint, render_index, scan
+from ._index import Entry, Fingerprint, Listing, fingerprint, list_files, render_index, scan
 
 __all__ = ["Workbench"]
 
@@ -103,32 +103,41 @@ class Workbench:
 
     def entries(self) -> list[tuple[str, list[Entry]]]:
         """Each section's directory name and its files, in index order."""
-        return [(name, scan(self.root / name, self.show)) for name, _, _ in _SECTIONS]
+        return self._entries(self._listings())
 
     def refresh(self) -> str:
         """Rewrite INDEX.md from what is on disk (atomically; untouched when nothing changed); return its text."""
         self.ensure()
         with self._lock:
-            seen = self._fingerprint()
-            text = render_index([(heading, entries) for (_, heading, _), (_, entries) in zip(_SECTIONS, self.entries())])
-            try:
-                unchanged = self.index_path.read_text(encoding="utf-8") == text
-            except (OSError, UnicodeDecodeError):
-                unchanged = False
-            if not unchanged:
-                atomic_write_text(self.index_path, text)
-            self._seen = seen
-        return text
+            return self._write_index(self._listings())
 
     def refresh_if_changed(self) -> bool:
         """Refresh only when a file was added, removed or changed since the last refresh. True if it ran."""
-        if self._seen is not None and self._fingerprint() == self._seen and self.index_path.exists():
-            return False
-        self.refresh()
-        return True
+        with self._lock:
+            listings = self._listings()
+            if self._seen is not None and fingerprint(listings) == self._seen and self.index_path.exists():
+                return False
+            self.ensure()
+            self._write_index(listings)
+            return True
 
-    def _fingerprint(self) -> Fingerprint:
-        return fingerprint([self.root / name for name, _, _ in _SECTIONS])
+    def _listings(self) -> list[Listing]:
+        return [list_files(self.root / name) for name, _, _ in _SECTIONS]
+
+    def _entries(self, listings: list[Listing]) -> list[tuple[str, list[Entry]]]:
+        return [(name, scan(files, self.show)) for (name, _, _), files in zip(_SECTIONS, listings)]
+
+    def _write_index(self, listings: list[Listing]) -> str:
+        entries = self._entries(listings)
+        text = render_index([(heading, found) for (_, heading, _), (_, found) in zip(_SECTIONS, entries)])
+        try:
+            unchanged = self.index_path.read_text(encoding="utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            unchanged = False
+        if not unchanged:
+            atomic_write_text(self.index_path, text)
+        self._seen = fingerprint(listings)
+        return text
 
     # -- the prompt block ----------------------------------------------------------------------------------
 
