@@ -1,9 +1,11 @@
-"""What several commands share: the renderer, the credential gate, the step → exit code mapping."""
+"""What several commands share: the renderer, the credential gate, a runtime's lifetime, the exit code mapping."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
@@ -12,8 +14,9 @@ from ..render import JsonRenderer, Renderer
 if TYPE_CHECKING:
     from ..app import GlobalOptions
     from ..result import StepResult
+    from ..runtime import Runtime
 
-__all__ = ["ensure_credentials", "exit_code_for", "interactive", "make_view", "show_settings"]
+__all__ = ["ensure_credentials", "exit_code_for", "interactive", "make_view", "rescued", "show_settings"]
 
 
 def interactive() -> bool:
@@ -24,6 +27,32 @@ def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
     """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
     human = Renderer(verbose=opts.verbose)
     return human, (JsonRenderer() if opts.json else human)
+
+
+@contextlib.contextmanager
+def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
+    """A command's hold on ``runtime``: no step may vanish from the manifest, whatever ends the process.
+
+    SIGTERM/SIGHUP record the in-flight step and unwind, so the Claude Code subprocess is closed too; then
+    the process dies of that signal. Ctrl-C records it and exits 130 saying where (``recorded``: "the step
+    is", "the steps so far are"). The signal handlers are restored and the runtime closed on every path.
+    """
+    from ..runtime import Runtime, Terminated
+
+    restore = runtime.install_signal_rescue()
+    try:
+        yield
+    except Terminated as stop:
+        restore()
+        runtime.close()
+        stop.die()
+        raise
+    except KeyboardInterrupt:
+        runtime.rescue(reason=Runtime.INTERRUPTED)
+        raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}")
+    finally:
+        restore()
+        runtime.close()
 
 
 def show_settings(view: Renderer) -> None:

@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, show_settings
+from .common import ensure_credentials, exit_code_for, make_view, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..app import GlobalOptions
@@ -38,30 +38,20 @@ def run_once(
 
     import anyio
 
-    from ..runtime import Runtime, Terminated
+    from ..runtime import Runtime
     from ..spec import AgentSpec
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
     runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
-    restore = runtime.install_signal_rescue()
-    try:
+    with rescued(runtime, recorded="the step is"):
         if resume and not runtime.has_session(resume):
             raise Exit(
                 ExitCode.USAGE,
                 f"no session {resume} for workspace {runtime.workspace} in {runtime.run_dir / 'sessions.db'}; "
                 "`flower sessions` lists the ones there are.",
             )
-        try:
-            result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
-        except Terminated as stop:
-            restore()
-            runtime.close()
-            stop.die()
-            raise
-        except KeyboardInterrupt:
-            runtime.rescue(reason=Runtime.INTERRUPTED)
-            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step is recorded in {runtime.manifest_path}")
+        result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
         for note in runtime.manifest.notes:
             view.line(f"  ! {note}", "yellow")
         if opts.json:
@@ -73,6 +63,3 @@ def run_once(
         code = exit_code_for(result)
         if code != ExitCode.DONE:
             raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
-    finally:
-        restore()
-        runtime.close()

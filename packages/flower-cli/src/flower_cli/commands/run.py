@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, show_settings
+from .common import ensure_credentials, exit_code_for, make_view, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..app import GlobalOptions
@@ -81,23 +81,14 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
 
     import anyio
 
-    from ..runtime import Runtime, Terminated
+    from ..runtime import Runtime
 
     runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
-    restore = runtime.install_signal_rescue()
-    try:
+    with rescued(runtime, recorded="the steps so far are"):
         try:
             ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        except Terminated as stop:
-            restore()
-            runtime.close()
-            stop.die()
-            raise
-        except KeyboardInterrupt:
-            runtime.rescue(reason=Runtime.INTERRUPTED)
-            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the steps so far are recorded in {runtime.manifest_path}")
         view.closing(runtime.total_cost(), str(runtime.manifest_path))
         failed = ctx.get("_failed_at")
         last = runtime.results[-1] if runtime.results else None
@@ -107,7 +98,5 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
             sys.stdout.write(last.text.rstrip("\n") + "\n")
         if failed:
             result = ctx["_results"][failed]
-            raise Exit(exit_code_for(result) if exit_code_for(result) != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {result.error or 'no result'}")
-    finally:
-        restore()
-        runtime.close()
+            code = exit_code_for(result)
+            raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {result.error or 'no result'}")
