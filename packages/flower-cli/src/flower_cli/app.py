@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,6 +13,7 @@ import typer
 from . import __version__
 from .argv import rewrite_argv
 from .exits import Exit, ExitCode
+from .global_options import GlobalOptions
 
 __all__ = ["GlobalOptions", "app", "main"]
 
@@ -31,16 +31,6 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="List or show the sessions of this workspace from the run dir's sessions.db.", rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
-
-
-@dataclass
-class GlobalOptions:
-    workspace: Path
-    run_dir: Path
-    verbose: bool
-    workbench: bool
-    trim: bool
-    json: bool
 
 
 def _version(value: bool) -> None:

@@ -12,7 +12,7 @@ from ..exits import Exit, ExitCode
 from ..render import JsonRenderer, Renderer
 
 if TYPE_CHECKING:
-    from ..app import GlobalOptions
+    from ..global_options import GlobalOptions
     from ..result import StepResult
     from ..runtime import Runtime
 

@@ -12,7 +12,7 @@ from ..exits import Exit, ExitCode
 from .common import ensure_credentials, exit_code_for, make_view, rescued, show_settings
 
 if TYPE_CHECKING:
-    from ..app import GlobalOptions
+    from ..global_options import GlobalOptions
     from ..workflow import Workflow
 
 __all__ = ["load_target", "run_workflow"]

@@ -10,7 +10,7 @@ from ..exits import Exit, ExitCode
 from ..render import sanitize
 
 if TYPE_CHECKING:
-    from ..app import GlobalOptions
+    from ..global_options import GlobalOptions
 
 __all__ = ["list_sessions", "show_session"]
 

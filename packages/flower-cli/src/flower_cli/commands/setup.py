@@ -11,7 +11,7 @@ from ..render import Renderer
 from .common import interactive
 
 if TYPE_CHECKING:
-    from ..app import GlobalOptions
+    from ..global_options import GlobalOptions
 
 __all__ = ["interactive_setup", "run_setup_command", "save"]
 
