@@ -69,7 +69,9 @@ def usage_context(usage: dict[str, Any] | None) -> int:
 def is_synthetic_error(message: Any) -> bool:
     """The harness's own error row (model ``<synthetic>`` / ``isApiErrorMessage``), object or raw dict."""
     if isinstance(message, dict):
-        inner = message.get("message") if isinstance(message.get("message"), dict) else {}
+        inner = message.get("message")
+        if not isinstance(inner, dict):
+            inner = {}
         return bool(message.get("isApiErrorMessage")) or inner.get("model") == "<synthetic>"
     return getattr(message, "model", None) == "<synthetic>"
 

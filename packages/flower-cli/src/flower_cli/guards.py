@@ -7,7 +7,10 @@ wall real on the main thread (subagents — hook input with an ``agent_id`` — 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import HookMatcher, HookJSONOutput
 
 __all__ = ["HANDS_ON", "delegate_guard", "merge_hooks", "whitelist_guard"]
 
@@ -25,11 +28,11 @@ def merge_hooks(*groups: Mapping[str, Iterable[Any]] | None) -> Hooks:
     return {event: matchers for event, matchers in merged.items() if matchers}
 
 
-def _deny(reason: str) -> dict[str, Any]:
+def _deny(reason: str) -> HookJSONOutput:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
 
 
-def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> Any | None:
+def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> HookMatcher | None:
     """Refuse hands-on tools the role was not given (main thread only). ``None`` when nothing is banned."""
     from claude_agent_sdk import HookMatcher
 
@@ -38,7 +41,7 @@ def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> Any |
     if not banned:
         return None
 
-    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
         if data.get("agent_id"):
             return {}
         tool = data.get("tool_name", "")
@@ -50,7 +53,7 @@ def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> Any |
     return HookMatcher(matcher="|".join(banned), hooks=[guard])
 
 
-def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/artifacts/") -> Any:
+def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/artifacts/") -> HookMatcher:
     """The coordinator's wall: no hands-on tools on the main thread; read-only glances allowed if asked.
 
     A glance is exactly what ``flower_stores.is_ephemeral`` accepts — the same predicate decides which
@@ -59,7 +62,7 @@ def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/arti
     from claude_agent_sdk import HookMatcher
     from flower_stores import is_ephemeral
 
-    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
         if data.get("agent_id"):
             return {}
         tool = data.get("tool_name", "")

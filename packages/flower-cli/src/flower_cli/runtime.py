@@ -394,6 +394,6 @@ class Runtime:
 
 
 def _resilience_payload(ev: Any) -> dict[str, Any]:
-    if dataclasses.is_dataclass(ev):
+    if dataclasses.is_dataclass(ev) and not isinstance(ev, type):
         return {k: v for k, v in dataclasses.asdict(ev).items() if k != "message"}
     return {}

@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -173,7 +173,7 @@ class ResilientQuery:
 
     # --- the loop --------------------------------------------------------------------------------------
 
-    async def _run(self) -> AsyncIterator[Message]:
+    async def _run(self) -> AsyncGenerator[Message, None]:
         import claude_agent_sdk as sdk
 
         policy = self.policy
@@ -430,7 +430,8 @@ def _closable_sdk_query() -> QueryFunction:
         return claude_agent_sdk.query
 
     async def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
-        inner = InternalClient().process_query(prompt=prompt, options=options)
+        # process_query is an async generator function (annotated only as AsyncIterator): it has aclose().
+        inner = cast("AsyncGenerator[Any, None]", InternalClient().process_query(prompt=prompt, options=options))
         try:
             async for message in inner:
                 yield message

@@ -148,8 +148,8 @@ def repointed(entry: Entry, drop: Collection[str], survivor: Callable[[str], str
         if value is None:
             continue
         target = survivor(value) if value in drop else value
-        if target in heal_of:
-            target = heal_of[target]
+        if isinstance(target, str):
+            target = heal_of.get(target, target)
         if target != value:
             if changes is None:
                 changes = {}
@@ -199,7 +199,7 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
     for i, entry in enumerate(entries):
         if entry.get("type") != "assistant":
             continue
-        ids = [b.get("id") for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b.get("id") not in answered]
+        ids: list[str] = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
         if ids:
             orphans_at[i] = ids
     if not orphans_at:

@@ -187,7 +187,7 @@ def rewrite_once(
     drop: dict[str, Any] = {}  # uuid -> parentUuid of removed entries
     dead: set[str] = set()
     neutral: set[tuple[int, int]] = set()  # result blocks of interrupted calls
-    blocks_out: dict[int, list[Any]] = {}  # entries that lose the blocks of dropped denials
+    blocks_out: dict[int, list[int]] = {}  # entries that lose the blocks of dropped denials: the indexes they keep
     lost_result: set[int] = set()
     heals: dict[int, list[str]] = {}
     if do_prune:
@@ -195,10 +195,10 @@ def rewrite_once(
         denied: list[str] = []
         for i in denial_at:
             content = entries[i]["message"]["content"]
-            j, first = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), (None, None))
-            if first is None or _interrupted(entries[i], first, new_content.get(i * width + j)):  # type: ignore[arg-type]
+            found = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), None)
+            if found is None or _interrupted(entries[i], found[1], new_content.get(i * width + found[0])):
                 continue
-            tool_use_id = first.get("tool_use_id")
+            tool_use_id = found[1].get("tool_use_id")
             if isinstance(tool_use_id, str) and tool_use_id not in denied:
                 denied.append(tool_use_id)
         candidates = all_but_newest(denied, prune_policy.keep_denials)
@@ -214,15 +214,15 @@ def rewrite_once(
         touched = sorted({i for i in holding if i not in removed})
         for i in touched:
             content = entries[i]["message"]["content"]
-            kept = []
+            kept_at: list[int] = []
             for j, block in enumerate(content):
                 if type(block) is dict and ((block.get("type") == "tool_use" and block.get("id") in dead) or (block.get("type") == "tool_result" and block.get("tool_use_id") in dead)):
                     if block.get("type") == "tool_result":
                         lost_result.add(i)
                     continue
-                kept.append(j)
-            if kept:
-                blocks_out[i] = kept  # type: ignore[assignment]
+                kept_at.append(j)
+            if kept_at:
+                blocks_out[i] = kept_at
             else:
                 removed[i] = isinstance(entries[i].get("uuid"), str)
         for i, has_uuid in removed.items():
@@ -240,7 +240,7 @@ def rewrite_once(
                 for j, block in enumerate(entries[i]["message"]["content"]):
                     if type(block) is dict and block.get("type") == "tool_result":
                         neutral.add((i, j))
-            neutral = {(i, j) for i, j in neutral if i not in blocks_out or j in blocks_out[i]}  # type: ignore[operator]
+            neutral = {(i, j) for i, j in neutral if i not in blocks_out or j in blocks_out[i]}
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
@@ -309,7 +309,7 @@ def rewrite_once(
                     block["content"] = interrupt_text
                     block["is_error"] = False
             if i in blocks_out:
-                message["content"] = [content[j] for j in blocks_out[i]]  # type: ignore[union-attr]
+                message["content"] = [content[j] for j in blocks_out[i]]
             if i in lost_result:
                 current.pop("toolUseResult", None)
         elif i in changed:
@@ -321,7 +321,7 @@ def rewrite_once(
                 if (i, j) in neutral:
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
-                content = [content[j] for j in blocks_out[i]]  # type: ignore[union-attr]
+                content = [content[j] for j in blocks_out[i]]
             current = {**current, "message": {**current["message"], "content": content}}
             if i in lost_result:
                 current.pop("toolUseResult", None)

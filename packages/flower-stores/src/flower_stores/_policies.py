@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = ["EphemeralPolicy", "PrunePolicy", "TrimPolicy"]
@@ -81,7 +82,7 @@ class PrunePolicy:
     neutralize_interrupts: bool = True
     heal_orphans: bool = True
     keep_denials: int = 1
-    denial_kinds: frozenset[str] = frozenset({"permission-rule", "user-rejected"})
+    denial_kinds: Collection[str] = frozenset({"permission-rule", "user-rejected"})  # any collection; kept as a frozenset (hashable)
     interrupt_text: str = "[This tool call was interrupted before it finished; it may have run in part. Check the current state before running it again.]"
     orphan_text: str = "[This tool call was cut off and no result was recorded; it may have run in part. Check the current state and redo it if it is still needed.]"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from claude_agent_sdk import HookContext, HookMatcher
+from claude_agent_sdk import HookContext, HookMatcher, HookJSONOutput
 
 from ._spill import pointer_text, shrink, stash
 from ._spill_reads import reads_spill
@@ -44,7 +44,7 @@ def spill_guard(
         path = stash(workbench.spill, text)
         return pointer_text(len(text), workbench.show(path), text)
 
-    def respond(data: dict[str, Any]) -> dict[str, Any]:
+    def respond(data: dict[str, Any]) -> HookJSONOutput:
         if main_only and data.get("agent_id"):
             return {}
         if reads_spill(data.get("tool_input"), _cwd(data, workbench), workbench.spill):
@@ -54,7 +54,7 @@ def spill_guard(
             return {}
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": shrunk}}
 
-    async def hook(data: Any, tool_use_id: str | None, context: HookContext) -> dict[str, Any]:
+    async def hook(data: Any, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if not isinstance(data, dict):
             return {}
         # File I/O (hashing, writing up to megabytes) stays off the event loop the SDK shares with the app.
@@ -91,7 +91,7 @@ def index_guard(workbench: Workbench, *, tools: str = INDEXED_TOOLS) -> HookMatc
         elif data.get("tool_name") == "Bash":
             workbench.refresh_if_changed()
 
-    async def hook(data: Any, tool_use_id: str | None, context: HookContext) -> dict[str, Any]:
+    async def hook(data: Any, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if isinstance(data, dict):
             try:
                 await anyio.to_thread.run_sync(respond, data)
