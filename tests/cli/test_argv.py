@@ -22,6 +22,11 @@ from flower_cli.argv import rewrite_argv
         (["doctor", "-T"], ["-T", "doctor"]),
         (["once", "--", "-v"], ["once", "--", "-v"]),
         (["sessions", "show", "abc", "-r", "runs2"], ["-r", "runs2", "sessions", "show", "abc"]),
+        # a valued global option without its value is left alone, so the parser reports the missing value
+        (["-w"], ["-w"]),
+        (["once", "hi", "-r"], ["-r"]),
+        (["-v", "once", "hi", "-w"], ["-v", "-w"]),
+        (["-r", "-w", "once", "hi"], ["-r", "-w", "once", "hi"]),
     ],
 )
 def test_rewrite(given: list[str], expected: list[str]) -> None:

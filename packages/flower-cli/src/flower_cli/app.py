@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from enum import Enum
 from pathlib import Path
@@ -53,10 +54,13 @@ def _globals(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON event per line on stdout instead of the human view.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
-    ws = workspace.expanduser().resolve()
-    # An explicit -r is a path typed in the shell: relative to where it was typed. The default lives under
-    # the workspace, so one run's state never splits between two trees.
-    rd = run_dir.expanduser().resolve() if run_dir is not None else ws / "runs"
+    try:
+        ws = workspace.expanduser().resolve()
+        # An explicit -r is a path typed in the shell: relative to where it was typed. The default lives under
+        # the workspace, so one run's state never splits between two trees.
+        rd = run_dir.expanduser().resolve() if run_dir is not None else ws / "runs"
+    except OSError as exc:  # the shell's current directory was removed under it
+        raise Exit(ExitCode.CONFIG, f"the current directory is gone ({exc.strerror or exc}): cd to an existing one, or give absolute -w/-r paths") from exc
     ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out)
 
 
@@ -151,29 +155,52 @@ def sessions_show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for user mistakes."""
+    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix."""
     args = rewrite_argv(list(sys.argv[1:] if argv is None else argv))
     try:
         app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
-        if exc.message:
-            from .render import sanitize
-
-            sys.stderr.write(sanitize(exc.message) + "\n")
-        return int(exc.code)
+        return _leave(exc.code, exc.message)
     except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        sys.stderr.write("interrupted\n")
-        return int(ExitCode.INTERRUPTED)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return int(ExitCode.INTERRUPTED)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
+        return _settled(int(exc.exit_code or 0))
+    except (typer.Abort, KeyboardInterrupt):
+        return _leave(ExitCode.INTERRUPTED, "interrupted")
+    except Exception as exc:
+        # Usage errors (typer's own click, see failures.usage_error_type) and trouble with flower's files
+        # that no command translated itself; anything else is a bug and keeps its traceback.
+        from .argv import COMMANDS
+        from .failures import explain
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return int(ExitCode.USAGE)
-        raise
-    return 0
+        named = next((a for a in args if a in COMMANDS), None)
+        known = explain(exc, command=f"flower {named}" if named else "flower")
+        if known is None:
+            raise
+        return _leave(*known)
+    return _settled(0)
+
+
+def _leave(code: ExitCode, message: str) -> int:
+    if message:
+        from .render import sanitize
+
+        sys.stderr.write(sanitize(message) + "\n")
+    return _settled(int(code))
+
+
+def _settled(code: int) -> int:
+    """``code``, once stdout is flushed; a stdout that cannot take the output (a full disk) is said so, once.
+
+    Without this the interpreter's own flush at exit fails later with an "Exception ignored" report and
+    exit status 120.
+    """
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more can reach it anyway
+        if exc.errno == errno.EPIPE:  # the reader went away on purpose (`| head`): nothing to report
+            return code
+        sys.stderr.write(f"could not write to standard output ({exc.strerror or exc}): free space where it goes, then run again\n")
+        return code or int(ExitCode.CONFIG)
+    return code

@@ -32,6 +32,10 @@ def rewrite_argv(args: list[str]) -> list[str]:
             rest.extend(args[i:])
             break
         width = _global_width(args, i)
+        if width == 1 and args[i] in GLOBAL_VALUED:
+            # `flower once hi -w`: the value is missing. Moved in front of the command, -w would take the
+            # command for its value; alone, it makes the parser say exactly what is wrong.
+            return [*globals_, args[i]]
         if width:
             globals_.extend(args[i : i + width])
             i += width

@@ -11,7 +11,9 @@ class ExitCode(IntEnum):
     DONE = 0
     NOT_DONE = 1  # the run stopped without reaching its goal; the reason is printed
     USAGE = 2
-    CONFIG = 3  # credentials or configuration
+    # credentials or configuration: what a person must fix before a rerun can work (the credential, a .env,
+    # the workspace or run dir, a store that is not a database, a full disk)
+    CONFIG = 3
     OFFLINE = 4  # the network did not come back within the offline limit
     INTERRUPTED = 130
 

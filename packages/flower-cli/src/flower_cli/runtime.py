@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .events import Event, normalize
 from .guards import delegate_guard, merge_hooks, whitelist_guard
@@ -25,6 +25,13 @@ from .manifest import Manifest
 from .options import build_options
 from .result import StepResult
 from .spec import AgentSpec
+
+if TYPE_CHECKING:
+    # Types only: the siblings and the SDK are imported on first use, so `flower --help` stays fast.
+    from claude_agent_sdk import SessionStore
+    from flower_resilience import Resilience
+    from flower_stores import EphemeralPolicy, TrimPolicy
+    from flower_workbench import Workbench
 
 __all__ = ["CredentialsError", "Runtime", "Terminated"]
 
@@ -67,16 +74,25 @@ class Runtime:
         run_dir: Path | str = "runs",
         *,
         portable: bool = True,
-        trim: Any = False,
-        ephemeral: Any = True,
+        trim: bool | TrimPolicy = False,
+        ephemeral: bool | EphemeralPolicy = True,
         keep_denials: int = 1,
-        workbench: Any = False,
+        workbench: bool | Workbench = False,
         spill_threshold: int | None = 4000,
-        resilience: Any = True,
-        handoff: Any = True,
-        store: Any | None = None,
+        resilience: bool | Resilience = True,
+        # bool | HandoffPolicy: the policy type arrives with handoff; until then any policy object passes.
+        handoff: bool | Any = True,
+        store: SessionStore | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
     ) -> None:
+        """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
+        ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
+        ``store``: any SDK `SessionStore`; by default a `PruningSessionStore` over ``<run_dir>/sessions.db``
+        (``trim``, ``ephemeral`` and ``keep_denials`` configure that default and are ignored with a store).
+
+        Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the default
+        store cannot be opened, and ``OSError`` when the workspace or the run dir cannot be created.
+        """
         import flower_env
         import flower_resilience
         import flower_stores
@@ -99,11 +115,10 @@ class Runtime:
         self.plugin_dirs = tuple(plugin_dirs)
         self.spill_threshold = spill_threshold
         self.handoff = handoff
-        if isinstance(resilience, flower_resilience.Resilience):
-            self.resilience = resilience
-        else:
-            self.resilience = flower_resilience.Resilience(enabled=bool(resilience))
-        self.workbench = self._make_workbench(workbench)
+        self.resilience: Resilience = (
+            resilience if isinstance(resilience, flower_resilience.Resilience) else flower_resilience.Resilience(enabled=bool(resilience))
+        )
+        self.workbench: Workbench | None = self._make_workbench(workbench)
         if store is None:
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
@@ -116,11 +131,13 @@ class Runtime:
                 prune=flower_stores.PrunePolicy(keep_denials=keep_denials),
                 ephemeral=ephemeral_policy,
             )
-        self.store = store
+        self.store: SessionStore = store
 
         self.run_id = _new_run_id()
         self.results: list[StepResult] = []
         self.manifest = Manifest(self.run_dir / "manifest.json")
+        # The last failed manifest write (a full or read-only disk), kept instead of raised: see _write_manifest.
+        self.manifest_error: OSError | None = None
         self.on_session: Callable[[str], Any] | None = None
         self._current: StepResult | None = None
         self._interrupt = threading.Event()
@@ -128,7 +145,7 @@ class Runtime:
 
     # --- construction helpers ---------------------------------------------------------------------
 
-    def _make_workbench(self, workbench: Any) -> Any | None:
+    def _make_workbench(self, workbench: bool | Workbench) -> Workbench | None:
         if not workbench:
             return None
         import flower_workbench
@@ -137,7 +154,7 @@ class Runtime:
         wb.refresh()
         return wb
 
-    def _trim_policy(self, enabled: bool) -> Any:
+    def _trim_policy(self, enabled: bool) -> TrimPolicy:
         import flower_stores
 
         if self.workbench is None:
@@ -390,7 +407,15 @@ class Runtime:
 
     def _write_manifest(self, *, lock_timeout: float | None = None) -> None:
         rows = [r.row(self.run_id) for r in self.results]
-        self.manifest.write(self.run_id, rows, lock_timeout=lock_timeout)
+        try:
+            self.manifest.write(self.run_id, rows, lock_timeout=lock_timeout)
+        except OSError as exc:
+            # A step that ran must still return its result (the answer may be hours of work) when only its
+            # record cannot be written; the previous manifest stays intact (atomic replace) and the next
+            # write retries every row of this run. Callers check `manifest_error`; the CLI exits 3 on it.
+            self.manifest_error = exc
+        else:
+            self.manifest_error = None
 
 
 def _resilience_payload(ev: Any) -> dict[str, Any]:

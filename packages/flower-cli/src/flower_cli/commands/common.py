@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
@@ -16,7 +18,17 @@ if TYPE_CHECKING:
     from ..result import StepResult
     from ..runtime import Runtime
 
-__all__ = ["ensure_credentials", "exit_code_for", "interactive", "make_view", "rescued", "show_settings"]
+__all__ = [
+    "base_url_problem",
+    "ensure_credentials",
+    "exit_code_for",
+    "interactive",
+    "make_view",
+    "open_runtime",
+    "rescued",
+    "show_settings",
+    "write_stdout",
+]
 
 
 def interactive() -> bool:
@@ -50,9 +62,86 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     except KeyboardInterrupt:
         runtime.rescue(reason=Runtime.INTERRUPTED)
         raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}")
+    except Exit:
+        raise
+    except Exception as exc:
+        # A store or a disk that fails mid-command (a lineage write, a broken store found on --resume):
+        # one line that names the file, not a traceback. What was written stays; nothing is retried over it.
+        raise _explained(exc, runtime.run_dir) from exc
     finally:
         restore()
         runtime.close()
+    failed = runtime.manifest_error
+    if failed is not None:
+        # The step ran and its answer was shown; only its row is missing, and the user must know why.
+        from ..failures import describe_os_error
+
+        named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
+        problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
+        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
+
+
+def open_runtime(opts: GlobalOptions) -> Runtime:
+    """The command's Runtime, or a one-line `Exit` saying what is wrong with the workspace or the run dir.
+
+    The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
+    not when its record cannot be written at the end.
+    """
+    from ..runtime import Runtime
+
+    try:
+        opts.workspace.mkdir(parents=True, exist_ok=True)  # a missing workspace is created, as with -w new/
+    except OSError as exc:
+        from ..failures import describe_os_error
+
+        raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
+    try:
+        _check_writable(opts.run_dir)
+        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+    except Exception as exc:
+        raise _explained(exc, opts.run_dir) from exc
+
+
+def _check_writable(directory: Path) -> None:
+    import tempfile
+
+    from ..failures import describe_os_error
+
+    def leave(problem: OSError) -> Exit:
+        return Exit(ExitCode.CONFIG, describe_os_error(problem, "the run dir", elsewhere="point -r elsewhere"))
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise leave(exc) from exc
+    try:
+        # A page, written through: an empty file can still be created on a full disk.
+        with tempfile.TemporaryFile(dir=directory, prefix=".flower-write-check-") as probe:
+            probe.write(b"\0" * 4096)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as exc:  # named after the directory: the probe file's own name means nothing to a user
+        raise leave(OSError(exc.errno, exc.strerror, str(directory))) from exc
+
+
+def _explained(exc: Exception, run_dir: Path) -> Exception:
+    """``exc`` as a one-line `Exit` when a user can fix it; ``exc`` itself (a bug) otherwise."""
+    from ..failures import explain
+
+    known = explain(exc, store=run_dir / "sessions.db")
+    return exc if known is None else Exit(*known)
+
+
+def write_stdout(text: str, *, keeps: str) -> None:
+    """Write a command's result to stdout. If stdout cannot take it (a full disk), say where it is kept."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit-time flush must not fail again
+        if exc.errno == errno.EPIPE:
+            return  # the reader went away on purpose (`| head`)
+        raise Exit(ExitCode.CONFIG, f"could not write to standard output ({exc.strerror or exc}); {keeps}") from exc
 
 
 def show_settings(view: Renderer) -> None:
@@ -69,6 +158,13 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
     flower_env.load_dotenv()
     for note in flower_env.load_notes():
         view.line(f"  ! {note}", "yellow")
+    url = os.environ.get("ANTHROPIC_BASE_URL")
+    wrong = base_url_problem(url) if url else None
+    if wrong:
+        # Caught here, before the run: the harness reports a bad address as a transient "Invalid URL", so
+        # the run would retry and wait for a network that is not the problem.
+        where = flower_env.source_of("ANTHROPIC_BASE_URL") or "the environment"
+        raise Exit(ExitCode.CONFIG, f"ANTHROPIC_BASE_URL (from {where}) {wrong}: fix that line, or run `flower setup` to reconfigure.")
     problem = flower_env.check_credentials()
     if problem:
         if not interactive():
@@ -96,6 +192,21 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
             raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")
 
 
+def base_url_problem(url: str) -> str | None:
+    """What is wrong with a gateway address (``None``: it is an http(s) URL with a host and a valid port)."""
+    from urllib.parse import urlsplit
+
+    shown = repr(url if len(url) <= 80 else url[:77] + "...")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
+        return f"is {shown}, not an http(s) URL such as https://gateway.example.com"
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or out of range
+    except ValueError as exc:
+        return f"is {shown}, whose port is not usable ({exc})"
+    return None
+
+
 def exit_code_for(result: StepResult) -> ExitCode:
     """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
     if result.ok:
@@ -110,7 +221,14 @@ def exit_code_for(result: StepResult) -> ExitCode:
 
     if result.error and flower_resilience.classify(result.error) == "fatal" and _looks_like_credentials(result.error):
         return ExitCode.CONFIG
+    if any(_looks_like_full_disk(error) for error in (result.error or "", *result.errors)):
+        return ExitCode.CONFIG  # a person must free space before a rerun can work
     return ExitCode.NOT_DONE
+
+
+def _looks_like_full_disk(error: str) -> bool:
+    lowered = error.lower()
+    return any(w in lowered for w in ("no space left on device", "database or disk is full", "disk quota exceeded"))
 
 
 def _looks_like_credentials(error: str) -> bool:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, rescued, show_settings
+from .common import ensure_credentials, exit_code_for, make_view, open_runtime, rescued, show_settings, write_stdout
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -38,12 +37,11 @@ def run_once(
 
     import anyio
 
-    from ..runtime import Runtime
     from ..spec import AgentSpec
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
-    runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+    runtime = open_runtime(opts)
     with rescued(runtime, recorded="the step is"):
         if resume and not runtime.has_session(resume):
             raise Exit(
@@ -57,8 +55,7 @@ def run_once(
         if opts.json:
             sink.emit({"kind": "done", "ok": result.ok, "text": result.text, "error": result.error, "session_id": result.session_id, "cost_usd": result.cost_usd})
         elif result.text:
-            sys.stdout.write(result.text.rstrip("\n") + "\n")
-            sys.stdout.flush()
+            write_stdout(result.text.rstrip("\n") + "\n", keeps=f"the answer is kept in the session: flower sessions show {result.session_id}")
         view.closing(runtime.total_cost(), str(runtime.manifest_path))
         code = exit_code_for(result)
         if code != ExitCode.DONE:

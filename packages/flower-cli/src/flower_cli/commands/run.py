@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, rescued, show_settings
+from .common import ensure_credentials, exit_code_for, make_view, open_runtime, rescued, show_settings, write_stdout
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -81,9 +81,7 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
 
     import anyio
 
-    from ..runtime import Runtime
-
-    runtime = Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+    runtime = open_runtime(opts)
     with rescued(runtime, recorded="the steps so far are"):
         try:
             ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
@@ -95,7 +93,7 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
         if opts.json:
             sink.emit({"kind": "done", "ok": not failed, "failed_at": failed, "text": last.text if last else "", "cost_usd": runtime.total_cost()})
         elif last is not None and last.text and not failed:
-            sys.stdout.write(last.text.rstrip("\n") + "\n")
+            write_stdout(last.text.rstrip("\n") + "\n", keeps=f"the last step's answer is kept in the session: flower sessions show {last.session_id}")
         if failed:
             result = ctx["_results"][failed]
             code = exit_code_for(result)

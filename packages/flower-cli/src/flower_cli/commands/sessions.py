@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
 from ..render import sanitize
+from .common import write_stdout
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -22,7 +24,17 @@ def _open(opts: GlobalOptions) -> tuple[Any, str]:
     from claude_agent_sdk import project_key_for_directory
     from flower_stores import SqliteSessionStore
 
-    return SqliteSessionStore(db), project_key_for_directory(str(opts.workspace))
+    try:
+        return SqliteSessionStore(db), project_key_for_directory(str(opts.workspace))
+    except Exception as exc:
+        raise _explained(exc, db) from exc
+
+
+def _explained(exc: Exception, db: Path) -> Exception:
+    from ..failures import explain
+
+    known = explain(exc, store=db)
+    return exc if known is None else Exit(*known)
 
 
 def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
@@ -43,6 +55,8 @@ def list_sessions(opts: GlobalOptions) -> None:
     store, project = _open(opts)
     try:
         listed = anyio.run(store.list_sessions, project)
+    except Exception as exc:  # a store that opens but cannot be read (a half-copied file)
+        raise _explained(exc, store.path) from exc
     finally:
         store.close()
     if not listed:
@@ -54,7 +68,7 @@ def list_sessions(opts: GlobalOptions) -> None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000))
         step, cost = costs.get(sid, ("", 0.0))
         extra = f"  {step}  ${cost:.4f}" if step else ""
-        sys.stdout.write(f"{sid}  {when}{extra}\n")
+        write_stdout(f"{sid}  {when}{extra}\n", keeps="nothing was changed")
 
 
 def _line(entry: dict[str, Any]) -> str | None:
@@ -87,6 +101,8 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
     store, project = _open(opts)
     try:
         entries = anyio.run(store.load, {"project_key": project, "session_id": session_id})
+    except Exception as exc:
+        raise _explained(exc, store.path) from exc
     finally:
         store.close()
     if entries is None:
@@ -94,4 +110,4 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
     for entry in entries:
         line = _line(entry)
         if line:
-            sys.stdout.write(sanitize(line) + "\n")
+            write_stdout(sanitize(line) + "\n", keeps="nothing was changed")

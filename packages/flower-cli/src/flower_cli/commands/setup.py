@@ -29,7 +29,14 @@ def _ask(view: Renderer, question: str, hint: str) -> str:
 def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> None:
     import flower_env
 
-    path = flower_env.write_user_env(flower_env.setup_values(token, base_url=base_url or None, model=model or None))
+    try:
+        path = flower_env.write_user_env(flower_env.setup_values(token, base_url=base_url or None, model=model or None))
+    except (flower_env.EnvFileError, OSError) as exc:
+        # flower_env writes atomically: on failure the old .env is untouched, and the message says which file.
+        from ..failures import explain
+
+        known = explain(exc, elsewhere="set XDG_CONFIG_HOME to another folder")
+        raise (exc if known is None else Exit(*known)) from exc
     flower_env.load_dotenv(path, override=True)
     view.line(f"+ saved: {path} (readable only by you)", "green")
 
@@ -63,6 +70,12 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
 
     view = Renderer(verbose=opts.verbose)
     flower_env.load_dotenv()
+    if base_url:
+        from .common import base_url_problem
+
+        wrong = base_url_problem(base_url)
+        if wrong:
+            raise Exit(ExitCode.USAGE, f"--base-url {wrong}; nothing was saved.")
     if token is not None:
         if not token.strip():
             raise Exit(ExitCode.USAGE, "--token is empty; give the API key or gateway token to store.")
