@@ -17,6 +17,22 @@ _LEAKY_NAMES = {"CLAUDECODE", "XDG_CONFIG_HOME", "DISABLE_AUTOUPDATER", "DISABLE
 
 TEST_API_KEY = "sk-ant-test-0000000000000000"
 
+# The third-party releases the packages declare ranges for (tests/repo/test_dependency_ranges.py).
+_TESTED = ("claude-agent-sdk", "typer", "anyio", "python-dotenv")
+
+
+def pytest_report_header() -> str:
+    """Every test log says which dependency versions it ran on: CI installs the newest the ranges allow."""
+    from importlib import metadata
+
+    versions = []
+    for name in _TESTED:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (not installed)")
+    return "tested with: " + ", ".join(versions)
+
 
 @pytest.fixture
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

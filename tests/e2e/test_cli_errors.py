@@ -50,8 +50,8 @@ def one_line_error(done: subprocess.CompletedProcess[str], code: int, *fragments
     assert lines, "no error line"
     if not after_progress:
         assert len(lines) == 1, f"expected one line on stderr, got:\n{done.stderr}"
-    for fragment in fragments:
-        assert fragment in lines[-1], lines[-1]
+    for fragment in fragments:  # case aside: typer versions spell an argument "prompt" or "PROMPT"
+        assert fragment.lower() in lines[-1].lower(), lines[-1]
     return lines[-1]
 
 

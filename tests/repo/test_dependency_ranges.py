@@ -1,0 +1,92 @@
+"""The dependency ranges the packages declare are the ones the tests ran on — and CI runs the newest of them.
+
+How "newest" is proved without asking an index from a test (tests stay off the network):
+- the hatch environment lives inside the checkout (``path = ".hatch/default"`` in the root pyproject.toml),
+  so CI's clean clone always creates it anew, and pip resolves every requirement to the newest release
+  the declared ranges (and the other packages' own requirements) allow at that moment;
+- no pip constraints file holds any of our dependencies back (checked below);
+- every installed version lies inside its declared range (checked below);
+- the versions a run used are printed in pytest's header (tests/conftest.py), so every CI log says which
+  versions were tested.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECTS = sorted((ROOT / "packages").glob("*/pyproject.toml"))
+
+
+def _requirements() -> list[tuple[str, Requirement]]:
+    found = []
+    for pyproject in PYPROJECTS:
+        project = tomllib.loads(pyproject.read_text())["project"]
+        found.extend((project["name"], Requirement(line)) for line in project.get("dependencies", []))
+    return found
+
+
+REQUIREMENTS = _requirements()
+
+
+def test_every_package_is_covered() -> None:
+    assert [p.parent.name for p in PYPROJECTS] == ["flower-cli", "flower-env", "flower-resilience", "flower-stores", "flower-workbench"]
+    assert REQUIREMENTS
+
+
+@pytest.mark.parametrize(("dist", "requirement"), REQUIREMENTS, ids=[f"{d}:{r.name}" for d, r in REQUIREMENTS])
+def test_each_dependency_declares_a_lower_and_an_upper_bound(dist: str, requirement: Requirement) -> None:
+    # Every one of them can break us in a future release (a protocol change, a vendored parser, an API
+    # removal), so each range stops before the next release line we have not run on.
+    operators = {spec.operator for spec in requirement.specifier}
+    assert operators & {">=", "~=", "=="}, f"{dist}: {requirement} has no lower bound"
+    assert operators & {"<", "~=", "=="}, f"{dist}: {requirement} has no upper bound"
+
+
+@pytest.mark.parametrize(("dist", "requirement"), REQUIREMENTS, ids=[f"{d}:{r.name}" for d, r in REQUIREMENTS])
+def test_the_installed_version_is_inside_the_declared_range(dist: str, requirement: Requirement) -> None:
+    installed = metadata.version(requirement.name)
+    assert requirement.specifier.contains(installed, prereleases=True), f"{dist} declares {requirement}, the tests run on {installed}"
+
+
+def test_the_environment_is_the_checkout_own_so_a_clean_clone_resolves_it_fresh() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]["default"]
+    env_dir = (ROOT / config["path"]).resolve()
+    assert env_dir.is_relative_to(ROOT)
+    assert Path(sys.prefix).resolve() == env_dir, (
+        f"the tests run from {sys.prefix}, not from the checkout's own environment {env_dir}: "
+        "run them with `hatch run test` so the tested versions are the ones a fresh resolve picks"
+    )
+
+
+def test_no_pip_constraint_holds_a_dependency_back() -> None:
+    files = [f for f in os.environ.get("PIP_CONSTRAINT", "").split() if f]
+    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60)
+    for line in listed.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().endswith(".constraint"):
+            files.extend(value.strip().strip("'\"").split())
+    ours = {canonicalize_name(r.name) for _, r in REQUIREMENTS}
+    held = []
+    for name in files:
+        path = Path(name)
+        if not path.is_file():
+            continue
+        for line in path.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            try:
+                name_held = canonicalize_name(Requirement(line).name)
+            except InvalidRequirement:  # an option line (-r, -c, a URL): not a pin of a name
+                continue
+            if name_held in ours:
+                held.append(f"{path}: {line}")
+    assert not held, f"a pip constraint keeps the tests off the newest allowed versions: {held}"
