@@ -103,6 +103,15 @@ def test_a_stray_file_as_sessions_db_is_refused_and_left_as_it_is(claude_env: Sc
     assert claude_env.message_requests == [], "nothing may run (and cost) on a store that cannot keep it"
     listed = flower("sessions", cwd=workspace)
     one_line_error(listed, 3, str(db), "not a usable SQLite database")
+    (workspace / "flows.py").write_text(
+        "from flower_cli import AgentSpec, Step, Workflow\nmain = Workflow([Step('only', AgentSpec('a', 'x'), 'go')])\n"
+    )
+    ran = flower("run", "flows.py:main", cwd=workspace)
+    one_line_error(ran, 3, str(db), "not a usable SQLite database")
+    checked = flower("doctor", "--no-probe", cwd=workspace)
+    assert checked.returncode == 3 and "Traceback" not in checked.stderr and str(db) in checked.stderr.splitlines()[-1]
+    assert db.read_bytes() == b"notes I saved under the wrong name\n"
+    assert claude_env.message_requests == []
 
 
 def test_a_half_copied_sessions_db_is_refused_and_nothing_written_is_lost(claude_env: ScriptedServer, workspace: Path) -> None:
@@ -242,13 +251,16 @@ def test_a_read_only_run_dir_is_refused(claude_env: ScriptedServer, workspace: P
     assert claude_env.message_requests == []
 
 
-def test_stdout_on_a_full_device_says_where_the_answer_is_kept(claude_env: ScriptedServer, workspace: Path) -> None:
+@pytest.mark.parametrize("mode", [[], ["--json"]], ids=["text", "json"])
+def test_stdout_on_a_full_device_lets_the_step_finish_and_says_where_it_is_kept(claude_env: ScriptedServer, workspace: Path, mode: list[str]) -> None:
     claude_env.script(Text("an answer for a full disk"))
-    with open("/dev/full", "w") as full:
-        done = flower("once", "hi", cwd=workspace, stdout=full.fileno())
-    line = one_line_error(done, 3, "could not write to standard output", "flower sessions show", after_progress=True)
+    with open("/dev/full", "w") as full:  # a real device whose every write fails with ENOSPC
+        done = flower(*mode, "once", "hi", cwd=workspace, stdout=full.fileno())
+    one_line_error(done, 3, "could not write to standard output", "flower sessions", after_progress=True)
     [row] = json.loads((workspace / "runs" / "manifest.json").read_text())
-    assert row["ok"] is True and row["session_id"] in line
+    assert row["ok"] is True, "the step itself must finish: only its output could not be shown"
+    shown = flower("sessions", "show", row["session_id"], cwd=workspace)
+    assert shown.returncode == 0 and "an answer for a full disk" in shown.stdout
 
 
 # --- credentials and .env --------------------------------------------------------------------------------

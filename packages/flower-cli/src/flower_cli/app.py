@@ -188,19 +188,20 @@ def _leave(code: ExitCode, message: str) -> int:
 
 
 def _settled(code: int) -> int:
-    """``code``, once stdout is flushed; a stdout that cannot take the output (a full disk) is said so, once.
+    """``code``, once stdout is flushed; a stdout that could not take the output (a full disk) is said, once.
 
-    Without this the interpreter's own flush at exit fails later with an "Exception ignored" report and
-    exit status 120.
+    Results go through `output.STDOUT`, which keeps the first failure and lets the run finish; anything else
+    (typer's own echo) is flushed here, so the interpreter's flush at exit cannot fail later with an
+    "Exception ignored" report and exit status 120.
     """
-    try:
-        sys.stdout.flush()
-    except OSError as exc:
-        import os
+    from .output import STDOUT
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more can reach it anyway
-        if exc.errno == errno.EPIPE:  # the reader went away on purpose (`| head`): nothing to report
-            return code
-        sys.stderr.write(f"could not write to standard output ({exc.strerror or exc}): free space where it goes, then run again\n")
-        return code or int(ExitCode.CONFIG)
-    return code
+    STDOUT.flush()
+    failure = STDOUT.failure
+    if failure is None or failure.errno == errno.EPIPE:  # EPIPE: the reader left on purpose (`| head`)
+        return code
+    sys.stderr.write(
+        f"could not write to standard output ({failure.strerror or failure}): the run's sessions are kept — "
+        "`flower sessions` lists them, `flower sessions show ID` prints one; free space where the output goes\n"
+    )
+    return code or int(ExitCode.CONFIG)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..exits import Exit, ExitCode
+from ..output import STDOUT
 from ..render import JsonRenderer, Renderer
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ def interactive() -> bool:
 def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
     """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
     human = Renderer(verbose=opts.verbose)
-    return human, (JsonRenderer() if opts.json else human)
+    # cast: a TextIOBase, which is what the renderer uses of a TextIO (write, flush).
+    return human, (JsonRenderer(cast("TextIO", STDOUT)) if opts.json else human)
 
 
 @contextlib.contextmanager
@@ -132,16 +133,10 @@ def _explained(exc: Exception, run_dir: Path) -> Exception:
     return exc if known is None else Exit(*known)
 
 
-def write_stdout(text: str, *, keeps: str) -> None:
-    """Write a command's result to stdout. If stdout cannot take it (a full disk), say where it is kept."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except OSError as exc:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit-time flush must not fail again
-        if exc.errno == errno.EPIPE:
-            return  # the reader went away on purpose (`| head`)
-        raise Exit(ExitCode.CONFIG, f"could not write to standard output ({exc.strerror or exc}); {keeps}") from exc
+def write_stdout(text: str) -> None:
+    """Write a command's result to stdout; a stdout that cannot take it is reported once, at exit (app.main)."""
+    STDOUT.write(text)
+    STDOUT.flush()
 
 
 def show_settings(view: Renderer) -> None:

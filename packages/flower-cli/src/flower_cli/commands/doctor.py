@@ -70,7 +70,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
                 entries = conn.execute("select count(*) from entries").fetchone()[0]
             view.line(f"  + {db}: {keys} transcripts, {entries} entries", "green")
         except sqlite3.Error as exc:
-            problems.append((ExitCode.NOT_DONE, f"{db} is not readable: {exc}"))
+            problems.append((ExitCode.CONFIG, f"{db} is not readable: {exc}"))
             view.line(f"  x {db} is not readable: {exc}", "red")
 
     if problems:

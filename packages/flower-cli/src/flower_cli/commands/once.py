@@ -55,7 +55,7 @@ def run_once(
         if opts.json:
             sink.emit({"kind": "done", "ok": result.ok, "text": result.text, "error": result.error, "session_id": result.session_id, "cost_usd": result.cost_usd})
         elif result.text:
-            write_stdout(result.text.rstrip("\n") + "\n", keeps=f"the answer is kept in the session: flower sessions show {result.session_id}")
+            write_stdout(result.text.rstrip("\n") + "\n")
         view.closing(runtime.total_cost(), str(runtime.manifest_path))
         code = exit_code_for(result)
         if code != ExitCode.DONE:

@@ -93,7 +93,7 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
         if opts.json:
             sink.emit({"kind": "done", "ok": not failed, "failed_at": failed, "text": last.text if last else "", "cost_usd": runtime.total_cost()})
         elif last is not None and last.text and not failed:
-            write_stdout(last.text.rstrip("\n") + "\n", keeps=f"the last step's answer is kept in the session: flower sessions show {last.session_id}")
+            write_stdout(last.text.rstrip("\n") + "\n")
         if failed:
             result = ctx["_results"][failed]
             code = exit_code_for(result)

@@ -68,7 +68,7 @@ def list_sessions(opts: GlobalOptions) -> None:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000))
         step, cost = costs.get(sid, ("", 0.0))
         extra = f"  {step}  ${cost:.4f}" if step else ""
-        write_stdout(f"{sid}  {when}{extra}\n", keeps="nothing was changed")
+        write_stdout(f"{sid}  {when}{extra}\n")
 
 
 def _line(entry: dict[str, Any]) -> str | None:
@@ -110,4 +110,4 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
     for entry in entries:
         line = _line(entry)
         if line:
-            write_stdout(sanitize(line) + "\n", keeps="nothing was changed")
+            write_stdout(sanitize(line) + "\n")
