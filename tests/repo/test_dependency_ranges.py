@@ -8,6 +8,9 @@ How "newest" is proved without asking an index from a test (tests stay off the n
 - every installed version lies inside its declared range (checked below);
 - the versions a run used are printed in pytest's header (tests/conftest.py), so every CI log says which
   versions were tested.
+
+The other end of each range: the ``lowest`` hatch environment pins exactly the declared lower bounds
+(checked below), so ``hatch run lowest:test ...`` shows they work.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECTS = sorted((ROOT / "packages").glob("*/pyproject.toml"))
@@ -58,14 +62,33 @@ def test_the_installed_version_is_inside_the_declared_range(dist: str, requireme
     assert requirement.specifier.contains(installed, prereleases=True), f"{dist} declares {requirement}, the tests run on {installed}"
 
 
+HATCH_ENVS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]
+
+
 def test_the_environment_is_the_checkout_own_so_a_clean_clone_resolves_it_fresh() -> None:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]["default"]
-    env_dir = (ROOT / config["path"]).resolve()
-    assert env_dir.is_relative_to(ROOT)
-    assert Path(sys.prefix).resolve() == env_dir, (
-        f"the tests run from {sys.prefix}, not from the checkout's own environment {env_dir}: "
+    env_dirs = {name: (ROOT / env["path"]).resolve() for name, env in HATCH_ENVS.items()}
+    assert all(path.is_relative_to(ROOT / ".hatch") for path in env_dirs.values()), env_dirs
+    assert Path(sys.prefix).resolve() in env_dirs.values(), (
+        f"the tests run from {sys.prefix}, not from one of the checkout's own environments {env_dirs}: "
         "run them with `hatch run test` so the tested versions are the ones a fresh resolve picks"
     )
+
+
+def test_the_lowest_environment_pins_exactly_the_declared_lower_bounds() -> None:
+    pinned: dict[str, Version] = {}
+    for line in HATCH_ENVS["lowest"]["extra-dependencies"]:
+        requirement = Requirement(line)
+        [spec] = requirement.specifier
+        assert spec.operator == "==", line
+        pinned[canonicalize_name(requirement.name)] = Version(spec.version)
+    lower: dict[str, set[Version]] = {}
+    for _, requirement in REQUIREMENTS:
+        if requirement.name.startswith("flower-"):
+            continue  # the siblings are this checkout
+        floors = [Version(spec.version) for spec in requirement.specifier if spec.operator == ">="]
+        lower.setdefault(canonicalize_name(requirement.name), set()).update(floors)
+    assert all(len(floors) == 1 for floors in lower.values()), f"packages disagree on a lower bound: {lower}"
+    assert {name: floors.pop() for name, floors in lower.items()} == pinned
 
 
 def test_no_pip_constraint_holds_a_dependency_back() -> None:
