@@ -104,6 +104,10 @@ class Runtime:
         else:
             self.resilience = flower_resilience.Resilience(enabled=bool(resilience))
         self.workbench = self._make_workbench(workbench)
+        if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
+            # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
+            # the caller chose is theirs and stays.
+            self.resilience = dataclasses.replace(self.resilience, resume_prompt=self._workbench_resume_prompt())
         if store is None:
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
@@ -136,6 +140,13 @@ class Runtime:
         wb = workbench if isinstance(workbench, flower_workbench.Workbench) else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
         wb.refresh()
         return wb
+
+    def _workbench_resume_prompt(self) -> str:
+        root = self.workbench.show(self.workbench.root)
+        return (
+            "The previous round was interrupted before it finished. Check what is already done, in the working "
+            f"directory and in the workbench `{root}/`, continue from where it stopped, and do not start over."
+        )
 
     def _trim_policy(self, enabled: bool) -> Any:
         import flower_stores
