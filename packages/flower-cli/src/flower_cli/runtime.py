@@ -107,7 +107,7 @@ class Runtime:
         if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
             # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
             # the caller chose is theirs and stays.
-            self.resilience = dataclasses.replace(self.resilience, resume_prompt=self._workbench_resume_prompt())
+            self.resilience = dataclasses.replace(self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench))
         if store is None:
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
@@ -140,13 +140,6 @@ class Runtime:
         wb = workbench if isinstance(workbench, flower_workbench.Workbench) else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
         wb.refresh()
         return wb
-
-    def _workbench_resume_prompt(self) -> str:
-        root = self.workbench.show(self.workbench.root)
-        return (
-            "The previous round was interrupted before it finished. Check what is already done, in the working "
-            f"directory and in the workbench `{root}/`, continue from where it stopped, and do not start over."
-        )
 
     def _trim_policy(self, enabled: bool) -> Any:
         import flower_stores
@@ -402,6 +395,14 @@ class Runtime:
     def _write_manifest(self, *, lock_timeout: float | None = None) -> None:
         rows = [r.row(self.run_id) for r in self.results]
         self.manifest.write(self.run_id, rows, lock_timeout=lock_timeout)
+
+
+def _workbench_resume_prompt(workbench: Any) -> str:
+    return (
+        "The previous round was interrupted before it finished. Check what is already done, in the working "
+        f"directory and in the workbench `{workbench.show(workbench.root)}/`, continue from where it stopped, "
+        "and do not start over."
+    )
 
 
 def _resilience_payload(ev: Any) -> dict[str, Any]:
