@@ -287,7 +287,6 @@ class ScriptedServer:
             self._stopping.wait(reply.seconds)
             handler.cut()
         elif isinstance(reply, Outage):
-            handler.cut()
             self._go_down(reply.seconds)
         elif isinstance(reply, Drop):
             self._stream_dropped(handler, request, body, reply)
@@ -300,14 +299,19 @@ class ScriptedServer:
             raise TypeError(f"unknown scripted reply: {reply!r}")
 
     def _go_down(self, seconds: float | None) -> None:
-        # stop() joins the serving thread, so it cannot run on a handler thread's stack directly.
-        def down_then_up() -> None:
-            self.stop()
-            if seconds is not None:
+        # Stop listening BEFORE the client sees its connection cut: stop() closes the port, then cuts every
+        # open connection, this request's included. Cutting first (as this once did, with the stop in another
+        # thread) let a client that failed fast find the port still open — a probe right after the cut saw a
+        # server that was meant to be down. A handler thread may call stop(): it is not the thread that runs
+        # serve_forever (which shutdown() waits for), and handler threads are daemons that close() does not join.
+        self.stop()
+        if seconds is not None:
+
+            def back_later() -> None:
                 time.sleep(seconds)
                 self.start()
 
-        threading.Thread(target=down_then_up, daemon=True).start()
+            threading.Thread(target=back_later, daemon=True).start()
 
     def _next_message_id(self) -> str:
         with self._lock:

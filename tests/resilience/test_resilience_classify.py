@@ -16,7 +16,7 @@ from claude_agent_sdk import (
     TextBlock,
 )
 
-from flower_resilience import classify, http_status, retry_hint
+from flower_resilience import classify, http_status, is_pushback, retry_hint
 from resilience._fakes import result, result_error
 
 # Texts Claude Code 2.1.332 produced against the scripted server (CLAUDE_CODE_MAX_RETRIES=0), as they appear
@@ -218,3 +218,43 @@ def test_several_pieces_together() -> None:
 )
 def test_http_status(error: object, status: int | None) -> None:
     assert http_status(error) == status
+
+
+# --- pushback: the server is up and asks us to slow down (an outage in between does not lift it) ----------
+
+PUSHBACK = [
+    "API Error: Request rejected (429) · Number of request tokens has exceeded your rate limit.",
+    "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.",
+    "Too many requests",
+    429,
+    529,
+    {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+]
+NOT_PUSHBACK = [
+    "API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.",
+    "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)",
+    "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.",
+    "API Error: 503 Service Unavailable",
+    "ECONNREFUSED 127.0.0.1:429",  # a port, not a status
+    503,
+    None,
+]
+
+
+@pytest.mark.parametrize("error", PUSHBACK)
+def test_pushback(error: object) -> None:
+    assert is_pushback(error)
+
+
+@pytest.mark.parametrize("error", NOT_PUSHBACK)
+def test_not_pushback(error: object) -> None:
+    assert not is_pushback(error)
+
+
+def test_pushback_from_structured_sdk_signals() -> None:
+    assert is_pushback(synthetic("rate_limit"))
+    assert not is_pushback(synthetic("server_error"))
+    assert is_pushback(RateLimitEvent(RateLimitInfo(status="rejected", resets_at=None), uuid="u", session_id="s"))
+    assert not is_pushback(RateLimitEvent(RateLimitInfo(status="allowed_warning"), uuid="u", session_id="s"))
+    assert is_pushback(result("s", ok=False, status=529, text="x"))

@@ -209,25 +209,84 @@ async def test_server_hints_replace_the_backoff_capped_at_max_delay(online: tupl
     assert sum(isinstance(m, RateLimitEvent) for m in messages) == 2, "rate-limit events are the caller's too"
 
 
-async def test_while_offline_it_waits_probing_then_resumes() -> None:
+async def test_while_offline_it_waits_probing_then_resumes_as_soon_as_the_probe_finds_it_back() -> None:
     host, port = closed_port()
     opened: list[socket.socket] = []
     clock, events = FakeTime(), []
     clock.on_sleep = [None, lambda: opened.append(socket.create_server((host, port)))]  # back after two probes' sleeps
     fake = FakeQuery([[init(S1), *outage(S1)], [init(S1), result(S1)]])
     try:
-        stream = resilient_query(prompt="p", policy=clock.policy(probe_interval=15.0), on_event=events.append,
+        stream = resilient_query(prompt="p", policy=clock.policy(), on_event=events.append,
                                  query_fn=fake, probe_target=(host, port))
         await drain(stream)
     finally:
         for s in opened:
             s.close()
-    assert kinds(events) == ["attempt_failed", "offline", "online", "backoff", "resumed"]
+    # No backoff once the probe has seen the endpoint return: the outage was the failure, and it is over.
+    assert kinds(events) == ["attempt_failed", "offline", "online", "resumed"]
     assert events[1].message == f"{host}:{port} unreachable, waiting up to 60 min"
     assert events[2].message == f"{host}:{port} reachable again, continuing"
     failed = stream.record.attempts[0]
-    assert failed.offline_s == 30.0 and failed.backoff_s == 4.0 and failed.wait_s == 34.0
-    assert clock.sleeps == [15.0, 15.0, 4.0]
+    assert failed.offline_s == 1.25 and failed.backoff_s == 0.0 and failed.wait_s == 1.25 and failed.probes == 3
+    assert clock.sleeps == [0.5, 0.75], "probes 0.5 s, then 0.75 s apart; nothing after the endpoint is back"
+    assert fake.calls[1].options.resume == S1 and stream.record.ok
+
+
+def _back_after(clock: FakeTime, sleeps: int) -> tuple[tuple[str, int], list[socket.socket]]:
+    """A closed port that starts listening after the clock's ``sleeps``-th sleep."""
+    host, port = closed_port()
+    opened: list[socket.socket] = []
+    clock.on_sleep = [None] * (sleeps - 1) + [lambda: opened.append(socket.create_server((host, port)))]
+    return (host, port), opened
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "code"),
+    [
+        (529, "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.", "server_error"),
+        (429, "API Error: Request rejected (429) · Too many requests.", "rate_limit"),
+    ],
+)
+async def test_a_rate_limit_or_an_overload_keeps_its_backoff_even_across_an_outage(status: int, text: str, code: str) -> None:
+    clock, events = FakeTime(), []
+    target, opened = _back_after(clock, 2)
+    fake = FakeQuery([[init(S1), notice(text, S1, code), result(S1, ok=False, status=status, text=text)], [init(S1), result(S1)]])
+    try:
+        stream = resilient_query(prompt="p", policy=clock.policy(), on_event=events.append, query_fn=fake, probe_target=target)
+        await drain(stream)
+    finally:
+        for s in opened:
+            s.close()
+    # The server asked us to slow down; an outage in between does not lift that. The time offline counts.
+    assert clock.sleeps == [0.5, 0.75, 2.75]
+    assert kinds(events) == ["attempt_failed", "offline", "online", "backoff", "resumed"]
+    failed = stream.record.attempts[0]
+    assert failed.offline_s == 1.25 and failed.backoff_s == 2.75 and failed.wait_s == 4.0
+
+
+async def test_a_server_hint_is_still_honoured_after_an_outage() -> None:
+    clock = FakeTime()
+    target, opened = _back_after(clock, 1)
+    hinted = "API Error: 503 Service Unavailable. Retry after 20 seconds."
+    fake = FakeQuery([[init(S1), notice(hinted, S1), result(S1, ok=False, status=503, text=hinted)], [init(S1), result(S1)]])
+    try:
+        stream = resilient_query(prompt="p", policy=clock.policy(), query_fn=fake, probe_target=target)
+        await drain(stream)
+    finally:
+        for s in opened:
+            s.close()
+    assert clock.sleeps == [0.5, 19.5]
+    assert stream.record.ok
+
+
+async def test_a_401_never_probes_or_waits_even_with_the_network_down() -> None:
+    res = result(S1, ok=False, status=401, text="Invalid API key · Fix external API key", cost=0.0)
+    fake = FakeQuery([[init(S1), notice(res.result or "", S1, "authentication_failed"), res, result_error(res)]])
+    clock, events = FakeTime(), []
+    stream = resilient_query(prompt="p", policy=clock.policy(), on_event=events.append, query_fn=fake, probe_target=closed_port())
+    await drain(stream)
+    assert kinds(events) == ["attempt_failed", "gave_up"] and clock.sleeps == []
+    assert stream.record.attempts[0].probes == 0 and stream.record.kind == "fatal"
 
 
 async def test_a_network_that_never_comes_back_ends_with_a_clear_error() -> None:

@@ -119,6 +119,10 @@ class Runtime:
             resilience if isinstance(resilience, flower_resilience.Resilience) else flower_resilience.Resilience(enabled=bool(resilience))
         )
         self.workbench: Workbench | None = self._make_workbench(workbench)
+        if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
+            # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
+            # the caller chose is theirs and stays.
+            self.resilience = dataclasses.replace(self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench))
         if store is None:
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
@@ -416,6 +420,14 @@ class Runtime:
             self.manifest_error = exc
         else:
             self.manifest_error = None
+
+
+def _workbench_resume_prompt(workbench: Workbench) -> str:
+    return (
+        "The previous round was interrupted before it finished. Check what is already done, in the working "
+        f"directory and in the workbench `{workbench.show(workbench.root)}/`, continue from where it stopped, "
+        "and do not start over."
+    )
 
 
 def _resilience_payload(ev: Any) -> dict[str, Any]:

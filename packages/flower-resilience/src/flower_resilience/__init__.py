@@ -4,7 +4,7 @@ Importing this package does not import ``claude_agent_sdk`` (slow to import); th
 run starts.
 """
 
-from ._classify import ErrorKind, classify, http_status, retry_hint
+from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
 from ._policy import RESUME_PROMPT, Resilience, human_wait
 from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, wait_online
 from ._query import EventHandler, QueryFunction, ResilientQuery, is_synthetic, resilient_query
@@ -31,6 +31,7 @@ __all__ = [
     "endpoint",
     "http_status",
     "human_wait",
+    "is_pushback",
     "is_synthetic",
     "reachable",
     "reachable_sync",

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ErrorKind", "classify", "http_status", "retry_hint"]
+__all__ = ["ErrorKind", "classify", "http_status", "is_pushback", "retry_hint"]
 
 ErrorKind = Literal["fatal", "transient", "unknown"]
 
@@ -49,6 +49,12 @@ _API_ERROR_TYPES: dict[str, ErrorKind] = {
     "overloaded_error": "transient",
     "conflict_error": "transient",
 }
+
+# The server is up and asks us to slow down: waiting out a network outage does not cure these. (A 503 or a
+# 500 is not here: after an outage it was most likely the endpoint going away.)
+_PUSHBACK_STATUSES = {429, 529}
+_PUSHBACK_CODES = {"rate_limit", "rate_limit_error", "overloaded_error"}
+_PUSHBACK_TEXT = re.compile(r"\boverloaded(?:_error)?\b|rate[ _-]?limit|too many requests", re.IGNORECASE)
 
 # ResultMessage.subtype / terminal_reason values that a retry would only repeat.
 _FATAL_RESULT_REASONS = {"error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries", "max_turns"}
@@ -193,6 +199,7 @@ class _Signals:
     exception_kinds: list[ErrorKind] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     hints: list[float] = field(default_factory=list)
+    pushback: bool = False  # a structured "slow down": a rate limit or an overload
 
 
 def _sdk() -> Any:
@@ -245,6 +252,7 @@ def _gather_sdk_message(sdk: Any, obj: Any, into: _Signals) -> bool:
         code = obj.error
         if code in _ASSISTANT_ERRORS:
             into.structured.append(_ASSISTANT_ERRORS[code])
+        into.pushback = into.pushback or code in _PUSHBACK_CODES
         into.texts.extend(b.text for b in obj.content if isinstance(b, sdk.TextBlock))
         return True
     if isinstance(obj, sdk.ResultMessage):
@@ -263,6 +271,7 @@ def _gather_sdk_message(sdk: Any, obj: Any, into: _Signals) -> bool:
         info = obj.rate_limit_info
         if info.status == "rejected":
             into.structured.append("transient")
+            into.pushback = True
             if info.resets_at:
                 into.hints.append(max(0.0, float(info.resets_at) - time.time()))
         return True
@@ -278,6 +287,8 @@ def _gather_mapping(obj: Mapping[str, Any], into: _Signals, depth: int) -> None:
         if obj.get(key) in _FATAL_RESULT_REASONS:
             into.structured.append("fatal")
     error = obj.get("error")
+    if any(isinstance(code, str) and code in _PUSHBACK_CODES for code in (error, obj.get("type"))):
+        into.pushback = True
     if isinstance(error, str):
         if error in _ASSISTANT_ERRORS:
             into.structured.append(_ASSISTANT_ERRORS[error])
@@ -445,3 +456,18 @@ def retry_hint(*errors: object) -> float | None:
         if match:
             return _seconds(match.group(1), match.group(2))
     return None
+
+
+def is_pushback(*errors: object) -> bool:
+    """Did the server refuse for load — a rate limit (429) or an overload (529) — rather than go away?
+
+    Such a failure needs its backoff even when the endpoint was unreachable for a while in between: the
+    limit is the server's, and a network outage does not lift it. Same inputs as `classify`.
+    """
+    signals = _signals(errors)
+    if signals.pushback or any(s in _PUSHBACK_STATUSES for s in signals.statuses):
+        return True
+    for text in signals.texts:
+        if any(s in _PUSHBACK_STATUSES for s in _statuses_in_text(text)) or _PUSHBACK_TEXT.search(text):
+            return True
+    return False

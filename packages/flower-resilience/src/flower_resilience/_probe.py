@@ -1,8 +1,8 @@
 """Free connectivity probes: a DNS lookup and a TCP handshake, nothing more.
 
-No HTTP request, no credentials, no cost — the probe runs every ``probe_interval`` seconds for as long as the
-network is down, so it must never become the problem. Any failure (DNS, refused, timeout) counts as
-unreachable; the probe does not try to tell them apart.
+No HTTP request, no credentials, no cost — the probe runs for as long as the network is down (fast at first,
+then every ``probe_interval`` seconds), so it must never become the problem. Any failure (DNS, refused,
+timeout) counts as unreachable; the probe does not try to tell them apart.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -101,33 +102,52 @@ async def _call(callback: Callable[..., Any] | None, *args: Any) -> None:
         await outcome
 
 
+@dataclass(frozen=True)
+class _Probing:
+    """How a wait for the network went."""
+
+    online: bool  # reachable in the end (False: max_offline_wait passed)
+    probes: int  # probes made, the successful one included
+    offline_s: float  # the whole wait when a probe failed; 0.0 when the first probe succeeded
+
+    @property
+    def was_down(self) -> bool:
+        """A probe failed: the endpoint was unreachable for a while (and, if ``online``, came back)."""
+        return self.probes > 1 or not self.online
+
+
 async def _wait_online(
     policy: Resilience,
     target: tuple[str, int],
     on_down: Callable[[str], Awaitable[None]],
     on_up: Callable[[str], Awaitable[None]],
-) -> bool:
-    """The probing loop shared by `wait_online` and `resilient_query`: one line when down, one when back."""
+) -> _Probing:
+    """The probing loop shared by `wait_online` and `resilient_query`: one line when down, one when back.
+
+    Returns as soon as a probe succeeds: the caller decides what to do next (`Resilience.retry_wait`).
+    """
     host, port = target
     budget = max(0.0, policy.max_offline_wait)
-    deadline = policy.clock() + budget
-    first = True
+    started = policy.clock()
+    deadline = started + budget
+    failed = 0
     while True:
         if await reachable(host, port, policy.probe_timeout):
-            if not first:
+            if failed:
                 await on_up(f"{host}:{port} reachable again, continuing")
-            return True
-        if first:
-            first = False
+            offline_s = max(0.0, policy.clock() - started) if failed else 0.0
+            return _Probing(online=True, probes=failed + 1, offline_s=offline_s)
+        failed += 1
+        if failed == 1:
             if budget > 0:
                 await on_down(f"{host}:{port} unreachable, waiting up to {human_wait(budget)}")
             else:
                 await on_down(f"{host}:{port} unreachable (max_offline_wait is 0, not waiting)")
         remaining = deadline - policy.clock()
         if remaining <= 0:
-            return False
+            return _Probing(online=False, probes=failed, offline_s=max(0.0, policy.clock() - started))
         # The last sleep is cut to the deadline so the final probe happens at the deadline, not after it.
-        await policy.sleep(min(policy.probe_interval, remaining))
+        await policy.sleep(min(policy.probe_wait(failed), remaining))
 
 
 async def wait_online(
@@ -138,7 +158,9 @@ async def wait_online(
 ) -> bool:
     """Probe ``target`` (default `endpoint()`) until it answers (True) or ``max_offline_wait`` passes (False).
 
-    ``notify`` (sync or async) hears exactly two lines at most: when the first probe fails
+    Probes come fast at first and then less often (`Resilience.probe_wait`: 0.5 s growing to one every
+    ``probe_interval``), so a short outage is noticed within about a second of its end and a long one costs
+    at most one probe per ``probe_interval``. ``notify`` (sync or async) hears exactly two lines at most: when the first probe fails
     ("host:port unreachable, waiting up to 60 min") and when it is back ("host:port reachable again,
     continuing"). Reachable on the first probe says nothing. ``max_offline_wait <= 0`` still probes once —
     the original gave up without looking.
@@ -148,4 +170,4 @@ async def wait_online(
     async def say(message: str) -> None:
         await _call(notify, message)
 
-    return await _wait_online(policy, target or endpoint(), say, say)
+    return (await _wait_online(policy, target or endpoint(), say, say)).online

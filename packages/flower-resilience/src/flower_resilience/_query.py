@@ -2,8 +2,9 @@
 
 On a retryable failure — the SDK raising (``ResultError`` after an error result, ``ProcessError``,
 ``CLIConnectionError``…) or a run ending in an error result with a synthetic "API Error" message — it
-classifies the error, waits for the endpoint to answer the (free) probe, backs off, and continues the session
-it already has with the resume prompt, which carries no error detail. Without a session id it starts over
+classifies the error, waits for the endpoint to answer the (free) probe, and continues the session it already
+has with the resume prompt, which carries no error detail. It backs off first unless the probe saw the
+endpoint go and come back (then it resumes at once; a rate limit or an overload still waits its backoff). Without a session id it starts over
 with the original prompt. Synthetic API-error messages never reach the caller (they would end up as
 assistant text); they become the attempt's error in the record. Only the final ResultMessage is yielded.
 """
@@ -19,10 +20,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from ._classify import ErrorKind, classify, http_status, retry_hint
+from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
 from ._cost import CostMark, mark_of, own_cost, transcript_mark
 from ._policy import Resilience, human_wait
-from ._probe import _wait_online, endpoint
+from ._probe import _Probing, _wait_online, endpoint
 from ._record import Attempt, AttemptRecord, ResilienceError, ResilienceEvent
 
 if TYPE_CHECKING:
@@ -239,12 +240,13 @@ class ResilientQuery:
                         raise ResilienceError(self.record)
                     return
 
-                offline_s, online = await self._wait_for_network(number, original)
-                if not online:
+                probing = await self._wait_for_network(number, original)
+                offline_s = round(probing.offline_s, 3)
+                if not probing.online:
                     host, port = self._target(original) or ("?", 0)
                     error = (f"network not back within {human_wait(policy.max_offline_wait)} "
                              f"({host}:{port} unreachable); last error: {error}")
-                    self._amend(offline_s=offline_s, wait_s=offline_s)
+                    self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
                     final = await self._give_up(live, error, kind, "network not back")
                     if final is not None:
                         yield final
@@ -252,14 +254,23 @@ class ResilientQuery:
                         raise ResilienceError(self.record)
                     return
 
+                # After an outage the endpoint is back and nothing asked us to wait: resume at once (the
+                # probes' jitter already spreads processes that went offline together). Otherwise back off.
                 hint = retry_hint(*live.rate_limits, *live.signals())
-                backoff_s = policy.backoff(number, hint)
-                await self._emit("backoff", number, error=error, error_kind=kind, wait_s=backoff_s,
-                                 session_id=live.session_id,
-                                 message=f"retrying in {human_wait(backoff_s)}"
-                                 + (" (as the server asked)" if hint is not None else ""))
-                await policy.sleep(backoff_s)
-                self._amend(offline_s=offline_s, backoff_s=backoff_s, wait_s=offline_s + backoff_s)
+                backoff_s = policy.retry_wait(
+                    number,
+                    hint,
+                    offline_for=probing.offline_s if probing.was_down else None,
+                    pushback=is_pushback(*live.rate_limits, *live.signals()),
+                )
+                if backoff_s > 0:
+                    await self._emit("backoff", number, error=error, error_kind=kind, wait_s=backoff_s,
+                                     session_id=live.session_id,
+                                     message=f"retrying in {human_wait(backoff_s)}"
+                                     + (" (as the server asked)" if hint is not None else ""))
+                    await policy.sleep(backoff_s)
+                self._amend(offline_s=offline_s, backoff_s=backoff_s, wait_s=round(offline_s + backoff_s, 3),
+                            probes=probing.probes)
 
                 if resumable is not None:
                     prompt, resumed = policy.resume_prompt, True
@@ -364,11 +375,10 @@ class ResilientQuery:
         except ValueError:
             return None  # a malformed base URL fails the harness itself; there is nothing to probe
 
-    async def _wait_for_network(self, number: int, options: ClaudeAgentOptions) -> tuple[float, bool]:
+    async def _wait_for_network(self, number: int, options: ClaudeAgentOptions) -> _Probing:
         target = self._target(options)
         if target is None:
-            return 0.0, True
-        started = self.policy.clock()
+            return _Probing(online=True, probes=0, offline_s=0.0)
 
         async def down(message: str) -> None:
             await self._emit("offline", number, message=message)
@@ -376,8 +386,7 @@ class ResilientQuery:
         async def up(message: str) -> None:
             await self._emit("online", number, message=message)
 
-        online = await _wait_online(self.policy, target, down, up)
-        return round(max(0.0, self.policy.clock() - started), 3), online
+        return await _wait_online(self.policy, target, down, up)
 
     async def _emit(self, kind: Any, attempt: int, **fields: Any) -> None:
         if self._on_event is None:

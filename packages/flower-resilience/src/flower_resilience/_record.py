@@ -18,7 +18,8 @@ class ResilienceEvent:
 
     - ``attempt_failed``: attempt ``attempt`` failed with ``error`` (``error_kind``).
     - ``offline`` / ``online``: the endpoint stopped / started answering the probe (once each per outage).
-    - ``backoff``: sleeping ``wait_s`` seconds before the next attempt.
+    - ``backoff``: sleeping ``wait_s`` seconds before the next attempt. Not sent when there is no wait: after
+      an outage the resume starts as soon as the probe finds the endpoint back.
     - ``resumed``: attempt ``attempt`` continues session ``session_id`` with the resume prompt.
     - ``restarted``: attempt ``attempt`` starts over with the original prompt (no session to continue).
     - ``gave_up``: no more attempts; ``error`` is the final error.
@@ -40,7 +41,8 @@ class Attempt:
     ``resumed`` is True when this attempt is a retry that continued an earlier attempt's session (a
     caller-supplied ``resume`` on attempt 1 does not count). ``error``/``kind`` are None for a successful
     attempt and for one the caller closed (``closed``). ``wait_s`` is the time spent after this attempt before
-    the next one started: ``offline_s`` waiting for the network plus ``backoff_s``.
+    the next one started: ``offline_s`` waiting for the network plus ``backoff_s``. ``probes`` counts the
+    connectivity probes made in that wait (the first one included, 0 when none was made).
 
     ``cost_usd`` is what this attempt added. The harness's own ``total_cost_usd`` (``reported_cost_usd``)
     is cumulative for a resumed session — it restores the transcript's ``cost-state`` — so summing it
@@ -62,6 +64,7 @@ class Attempt:
     backoff_s: float = 0.0
     duration_s: float = 0.0
     closed: bool = False
+    probes: int = 0
 
     @property
     def ok(self) -> bool:
