@@ -22,20 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
-from ._entries import Entry, all_but_newest, block_text
+from ._entries import Entry, all_but_newest, block_text, replaced_content
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._prune import is_api_error, is_interrupted
+from ._prune import shared_uuid_note
+from ._refusals import INTERRUPT, refusal
 from ._report import LoadReport
 from ._rewritten import Rewritten
 from ._trim import Spiller
 
 __all__ = ["rewrite_once"]
-
-
-def _interrupted(entry: Entry, block: dict[str, Any], replaced: str | None) -> bool:
-    """`is_interrupted`, judged on the block's content as it stands after expiry and trimming."""
-    return is_interrupted(entry, block if replaced is None else {**block, "content": replaced})
 
 
 def rewrite_once(
@@ -76,21 +72,31 @@ def rewrite_once(
     result_at: dict[Any, int] = {}
     more_holders: dict[Any, list[int]] = {}
     width = 1  # the longest content list: block (i, j) is keyed by the int i * width + j, not a tuple
-    denial_at: list[int] = []
     api_error_at: list[int] = []
-    error_results: list[tuple[int, int]] = []  # (entry, block) of is_error results: interrupt candidates
-    rejected_at: list[int] = []  # "user-rejected" entries without a permissionDecision: interrupts
+    # Results the harness wrote instead of running the call (see `refusal`), as (entry, block) pairs, in order.
+    denial_blocks: list[tuple[int, str]] = []  # ... whose kind the policy prunes: entry index, tool id
+    interrupt_blocks: list[tuple[int, int]] = []  # ... of interrupted calls in user entries
+    notes: list[str] = []  # malformed entries passed through (as `odd_entries` words them)
     kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
     for i, entry in enumerate(entries):
+        if type(entry) is not dict:
+            if do_prune:
+                notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
+            continue
         parent = entry.get("parentUuid")
-        if parent is not None and first_child.setdefault(parent, i) != i:
-            more_children.setdefault(parent, []).append(i)
+        if parent is not None:
+            if type(parent) is not str:
+                if do_prune:
+                    notes.append(f"entry {i} has a parentUuid that is a {type(parent).__name__}: left as it is")
+            elif first_child.setdefault(parent, i) != i:
+                more_children.setdefault(parent, []).append(i)
         if "leafUuid" in entry or "logicalParentUuid" in entry:
             other_links.append(i)
         etype = entry.get("type")
         message = entry.get("message")
         content = message.get("content") if type(message) is dict else None
         protected = bool(entry.get("isCompactSummary") or entry.get("isMeta"))
+        marked = "toolDenialKind" in entry  # the harness's own marker on a call that did not run
         has_call = False
         if type(content) is list:
             if len(content) > width:
@@ -101,40 +107,43 @@ def rewrite_once(
                 kind = block.get("type")
                 if kind == "tool_result":
                     tool_use_id = block.get("tool_use_id")
+                    if type(tool_use_id) is not str:
+                        continue
                     answered.add(tool_use_id)
                     if protected:
                         in_protected.add(tool_use_id)
                         continue
                     if result_at.setdefault(tool_use_id, i) != i:
                         more_holders.setdefault(tool_use_id, []).append(i)
+                    why = refusal(entry, block) if marked or block.get("is_error") else None
+                    if why is not None:  # the harness's words: never a site to expire or trim
+                        if do_prune:
+                            if why in kinds:
+                                denial_blocks.append((i, tool_use_id))
+                            elif why == INTERRUPT and etype == "user":
+                                interrupt_blocks.append((i, j))
+                        continue
                     if etype == "user":
                         site_i.append(i)
                         site_j.append(j)
                         site_block.append(block)
                         site_cmd.append(commands.get(tool_use_id))
-                        if block.get("is_error"):
-                            error_results.append((i, j))
                 elif kind == "tool_use":
                     has_call = True
                     tool_id = block.get("id")
+                    if type(tool_id) is not str:
+                        continue
                     if protected:
                         in_protected.add(tool_id)
                     elif use_at.setdefault(tool_id, i) != i:
                         more_holders.setdefault(tool_id, []).append(i)
                     if etype == "assistant":
-                        if isinstance(tool_id, str):
-                            call_i.append(i)
-                            call_id.append(tool_id)
+                        call_i.append(i)
+                        call_id.append(tool_id)
                         if do_expire and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
                             commands[tool_id] = block["input"]["command"]
         if protected or not do_prune:
             continue
-        denial_kind = entry.get("toolDenialKind")
-        if denial_kind is not None:
-            if denial_kind in kinds and type(content) is list:
-                denial_at.append(i)
-            if denial_kind == "user-rejected" and "permissionDecision" not in entry and etype == "user":
-                rejected_at.append(i)
         if not has_call and (entry.get("isApiErrorMessage") or (type(message) is dict and message.get("model") == "<synthetic>")):  # is_api_error
             api_error_at.append(i)
 
@@ -192,15 +201,7 @@ def rewrite_once(
     heals: dict[int, list[str]] = {}
     if do_prune:
         assert prune_policy is not None
-        denied: list[str] = []
-        for i in denial_at:
-            content = entries[i]["message"]["content"]
-            found = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), None)
-            if found is None or _interrupted(entries[i], found[1], new_content.get(i * width + found[0])):
-                continue
-            tool_use_id = found[1].get("tool_use_id")
-            if isinstance(tool_use_id, str) and tool_use_id not in denied:
-                denied.append(tool_use_id)
+        denied = list(dict.fromkeys(tool_use_id for _, tool_use_id in denial_blocks))  # first appearance order
         candidates = all_but_newest(denied, prune_policy.keep_denials)
         dead = {x for x in candidates if x not in in_protected}
 
@@ -225,22 +226,22 @@ def rewrite_once(
                 blocks_out[i] = kept_at
             else:
                 removed[i] = isinstance(entries[i].get("uuid"), str)
-        for i, has_uuid in removed.items():
-            if has_uuid:
-                drop[entries[i]["uuid"]] = entries[i].get("parentUuid")
+        for i in sorted(removed):
+            uid = entries[i].get("uuid")
+            if type(uid) is str:
+                drop.setdefault(uid, entries[i].get("parentUuid"))
+        if drop:  # a uuid a surviving entry also carries is not gone: links to it stay (see `prune`)
+            for i, entry in enumerate(entries):
+                if i not in removed and type(entry) is dict:
+                    uid = entry.get("uuid")
+                    if type(uid) is str and uid in drop:
+                        del drop[uid]
+                        notes.append(shared_uuid_note(uid))
+        for i in removed:
+            removed[i] = entries[i].get("uuid") in drop  # relinking walks up through it only if its uuid is gone
 
         if prune_policy.neutralize_interrupts:
-            rejected = set(rejected_at)
-            for i, j in error_results:
-                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get(i * width + j))):
-                    neutral.add((i, j))
-            for i in rejected:  # the modern marker holds for results not flagged is_error too
-                if i in removed:
-                    continue
-                for j, block in enumerate(entries[i]["message"]["content"]):
-                    if type(block) is dict and block.get("type") == "tool_result":
-                        neutral.add((i, j))
-            neutral = {(i, j) for i, j in neutral if i not in blocks_out or j in blocks_out[i]}
+            neutral = {(i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])}  # type: ignore[operator]
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
@@ -264,7 +265,7 @@ def rewrite_once(
                             for c in children_of(below.pop()):
                                 if c not in removed:
                                     found.append(c)
-                                elif removed[c]:  # a removed entry with a uuid: its children come up to uid
+                                elif removed[c]:  # a removed entry whose uuid is gone: its children come up to uid
                                     below.append(entries[c]["uuid"])
                         relinked[uid] = sorted(found)
                     return relinked[uid]
@@ -276,6 +277,7 @@ def rewrite_once(
             interrupts_neutralized=len(neutral),
             orphans_healed=sum(len(ids) for ids in heals.values()),
             pruned=len(removed),
+            notes=tuple(notes),
         )
     else:
         survivor = relinked_parent(drop)
@@ -304,7 +306,7 @@ def rewrite_once(
             for j, block in enumerate(content):
                 text = new_content.get(i * width + j)
                 if text is not None:
-                    block["content"] = text
+                    block["content"] = replaced_content(block, text)
                 if (i, j) in neutral:
                     block["content"] = interrupt_text
                     block["is_error"] = False
@@ -317,7 +319,7 @@ def rewrite_once(
             for j in range(len(content)):
                 text = new_content.get(i * width + j)
                 if text is not None:
-                    content[j] = {**content[j], "content": text}
+                    content[j] = {**content[j], "content": replaced_content(content[j], text)}
                 if (i, j) in neutral:
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
