@@ -89,7 +89,33 @@ def _prefix_range(prefix: str) -> tuple[str, str]:
 
 
 def _dumps(entry: Any) -> str:
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    """The entry as JSON text SQLite can store: UTF-8 as is, escaped only where UTF-8 cannot hold it.
+
+    A lone surrogate (``"\\ud83d"`` — a tool output cut inside an emoji) is valid JSON and a valid Python str,
+    but not encodable UTF-8, so binding it would fail the whole batch. Such an entry is written with ASCII
+    escapes instead, which ``json.loads`` turns back into the very same string: stored losslessly.
+    """
+    payload = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    if not payload.isascii():
+        try:
+            payload.encode("utf-8")
+        except UnicodeEncodeError:
+            payload = json.dumps(entry, ensure_ascii=True, separators=(",", ":"))
+    return payload
+
+
+def _uid_key(uid: str) -> str | bytes:
+    """The ``uid`` column value: the uuid itself, or — if it holds a lone surrogate — its bytes as a BLOB.
+
+    A BLOB never equals a TEXT value in SQLite, so the odd uuid cannot collide with a normal one.
+    """
+    if uid.isascii():
+        return uid
+    try:
+        uid.encode("utf-8")
+    except UnicodeEncodeError:
+        return uid.encode("utf-8", "surrogatepass")
+    return uid
 
 
 class SqliteSessionStore:
@@ -211,16 +237,18 @@ class SqliteSessionStore:
     def _append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
         k = store_key(key)
         # Serialise before taking the write lock: the lock is shared by every process on this file.
-        batch: list[tuple[str | None, str, SessionStoreEntry]] = []
-        seen: set[str] = set()
+        # Anything the SDK hands over is stored, whatever its content: a line that is not an object has no uuid
+        # (never deduplicated) and is left out of the summary fold, which reads objects only.
+        batch: list[tuple[str | bytes | None, str, SessionStoreEntry]] = []
+        seen: set[str | bytes] = set()
         for entry in entries:
-            uid = entry.get("uuid")
-            uid = uid if isinstance(uid, str) else None
-            if uid is not None:
-                if uid in seen:
+            uid = entry.get("uuid") if type(entry) is dict else None
+            key_uid = _uid_key(uid) if type(uid) is str else None
+            if key_uid is not None:
+                if key_uid in seen:
                     continue
-                seen.add(uid)
-            batch.append((uid, _dumps(entry), entry))
+                seen.add(key_uid)
+            batch.append((key_uid, _dumps(entry), entry))
         with self._transaction() as db:
             if seen:
                 stored = self._stored_uids(db, k, seen)
@@ -241,11 +269,11 @@ class SqliteSessionStore:
                 (k, now, seq + len(batch)),
             )
             if key.get("subpath") is None:
-                self._fold_summary(db, key, [entry for _, _, entry in batch], now)
+                self._fold_summary(db, key, [entry for _, _, entry in batch if type(entry) is dict], now)
 
     @staticmethod
-    def _stored_uids(db: sqlite3.Connection, k: str, uids: Iterable[str]) -> set[str]:
-        found: set[str] = set()
+    def _stored_uids(db: sqlite3.Connection, k: str, uids: Iterable[str | bytes]) -> set[str | bytes]:
+        found: set[str | bytes] = set()
         pending = list(uids)
         for start in range(0, len(pending), _PARAMS_PER_QUERY):
             chunk = pending[start : start + _PARAMS_PER_QUERY]

@@ -68,11 +68,17 @@ class Spiller:
         self._prefix = "" if shown == "." else shown + "/"
 
     def pointer(self, text: str, *, write: bool = True) -> str | None:
-        """The pointer that replaces ``text`` (its spill file written first), or None if it cannot be written."""
+        """The pointer that replaces ``text`` (its spill file written first), or None to leave ``text`` alone:
+        when the file cannot be written (a pointer to nothing would lose the text), or when the pointer would
+        not be shorter than the text — which also keeps a short note another step wrote (an expired glance)
+        from being spilled and counted twice."""
         name = _spill_name(text)
+        pointer = self._policy.placeholder(self._prefix + name, len(text))
+        if len(pointer) >= len(text):
+            return None
         if write and not _write_once(os.path.join(self._dir, name), text):
-            return None  # a pointer to nothing would lose the text
-        return self._policy.placeholder(self._prefix + name, len(text))
+            return None
+        return pointer
 
 
 def trim(
