@@ -3,9 +3,9 @@
 Claude Code has recorded these three ways over its versions, and a transcript may mix them (a session resumed
 under a newer harness keeps its older lines):
 
-- Later 2.1 versions (after 2.1.39) mark the entry: ``toolDenialKind`` (about its first ``tool_result``) (``permission-rule``, ``user-rejected``, …), with a
-  ``permissionDecision`` whenever a permission check refused the call. ``user-rejected`` *without* a decision is
-  a call stopped while it ran.
+- Later 2.1 versions (after 2.1.39) mark the entry: ``toolDenialKind`` (``permission-rule``, ``user-rejected``,
+  …) about its first ``tool_result``, with a ``permissionDecision`` whenever a permission check refused the
+  call. ``user-rejected`` *without* a decision is a call stopped while it ran.
 - Before that (1.0.x, 2.0.x, 2.1.0–2.1.39) there is no marker: the harness wrote one of its fixed sentences as the
   result, flagged ``is_error``, and a *string* ``toolUseResult`` ("Error: …", "User rejected tool use").
 - The oldest interrupt form is ``[Request interrupted by user…]`` inside an error result.
