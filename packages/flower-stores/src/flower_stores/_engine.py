@@ -16,7 +16,7 @@ are most of what is left of a layered load's cost once the scan is done.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ __all__ = ["rewrite_once"]
 
 
 def rewrite_once(
-    entries: Sequence[Entry],
+    entries: Iterable[Entry],
     workspace: str | PathLike[str],
     ephemeral: EphemeralPolicy | None,
     trim_policy: TrimPolicy | None,
@@ -78,11 +78,23 @@ def rewrite_once(
     interrupt_blocks: list[tuple[int, int]] = []  # ... of interrupted calls in user entries
     notes: list[str] = []  # malformed entries passed through (as `odd_entries` words them)
     kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
-    for i, entry in enumerate(entries):
+    # ``entries`` may be a generator that parses each line as it is asked for (`SqliteSessionStore`'s rows):
+    # the scan then reads each entry while its freshly built dicts are still in cache, instead of walking a
+    # whole parsed transcript again. The list is built here either way; every later step indexes into it.
+    source = entries
+    entries = []
+    keep = entries.append
+    uids: list[str] = []  # every entry's uuid: only to learn whether any repeats
+    keep_uid = uids.append
+    for i, entry in enumerate(source):
+        keep(entry)
         if type(entry) is not dict:
             if do_prune:
                 notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
             continue
+        uid = entry.get("uuid")
+        if type(uid) is str:
+            keep_uid(uid)
         parent = entry.get("parentUuid")
         if parent is not None:
             if type(parent) is not str:
@@ -230,7 +242,9 @@ def rewrite_once(
             uid = entries[i].get("uuid")
             if type(uid) is str:
                 drop.setdefault(uid, entries[i].get("parentUuid"))
-        if drop:  # a uuid a surviving entry also carries is not gone: links to it stay (see `prune`)
+        # A uuid a surviving entry also carries is not gone: links to it stay (see `prune`). Only a transcript
+        # that repeats a uuid at all (rare) needs the pass that finds which.
+        if drop and len(uids) != len(set(uids)):
             for i, entry in enumerate(entries):
                 if i not in removed and type(entry) is dict:
                     uid = entry.get("uuid")

@@ -104,6 +104,39 @@ def _dumps(entry: Any) -> str:
     return payload
 
 
+# Rows are parsed as one JSON array per slice of about this many characters (and at most _ROWS_PER_PARSE rows):
+# one ``json.loads`` per row costs more than the parse itself for small entries — the decoder's Python-level
+# setup runs per call, and its key cache (which makes every "parentUuid" one shared string) is per call too —
+# while one parse of a whole 20 MB transcript would hold the GIL for its whole duration and freeze the event
+# loop the load runs beside. A slice holds the GIL for a millisecond or two.
+_CHARS_PER_PARSE = 1 << 18
+_ROWS_PER_PARSE = 256
+
+
+def _parsed(payloads: list[str]) -> Iterator[Any]:
+    loads = json.loads
+    start = 0
+    n = len(payloads)
+    while start < n:
+        end = start
+        size = 0
+        while end < n and size < _CHARS_PER_PARSE and end - start < _ROWS_PER_PARSE:
+            size += len(payloads[end])
+            end += 1
+        parsed = None
+        if end - start > 1:
+            try:
+                parsed = loads("[" + ",".join(payloads[start:end]) + "]")
+            except ValueError:
+                parsed = None
+            if parsed is not None and len(parsed) != end - start:
+                parsed = None  # a row that is not one JSON value (a damaged file): let it fail on its own below
+        if parsed is None:
+            parsed = [loads(p) for p in payloads[start:end]]
+        yield from parsed
+        start = end
+
+
 def _uid_key(uid: str) -> str | bytes:
     """The ``uid`` column value: the uuid itself, or — if it holds a lone surrogate — its bytes as a BLOB.
 
@@ -302,13 +335,19 @@ class SqliteSessionStore:
 
     def load_sync(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """`load` without the worker thread, for synchronous callers (and benchmarks)."""
+        entries = self.iter_entries(key)
+        return None if entries is None else list(entries)
+
+    def iter_entries(self, key: SessionKey) -> Iterator[SessionStoreEntry] | None:
+        """The entries of ``key`` in append order, parsed as they are consumed (None if nothing is stored).
+
+        The rows are read at once; the JSON is parsed a slice at a time, so a consumer that looks at each entry
+        as it comes (the load-time rewrite does) reads it while it is still in cache.
+        """
         payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
         if not payloads:
             return None
-        # Row by row, not one json.loads of a joined array: a single 20 MB parse is one C call that holds the
-        # GIL throughout, and would freeze the event loop this load runs beside for its whole duration.
-        loads = json.loads
-        return [loads(p) for p in payloads]
+        return _parsed(payloads)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         return await anyio.to_thread.run_sync(self._list_sessions, project_key)
