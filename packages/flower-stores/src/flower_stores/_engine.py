@@ -24,7 +24,7 @@ from typing import Any
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
 from ._entries import Entry, all_but_newest, block_text, replaced_content
 from ._ephemeral import is_ephemeral_call
-from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
+from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy, first_line
 from ._prune import shared_uuid_note
 from ._refusals import INTERRUPT, refusal
 from ._report import LoadReport
@@ -60,6 +60,9 @@ def rewrite_once(
     site_j: list[int] = []
     site_block: list[dict[str, Any]] = []
     site_cmd: list[str | None] = []
+    # ... and the length of its text (-1: none to replace — images, documents, no text), measured while the
+    # block is in cache: expiry and trimming then choose their targets without touching a block again.
+    site_len: list[int] = []
     first_child: dict[str, int] = {}  # parentUuid -> the first entry naming it
     more_children: dict[str, list[int]] = {}  # ... and the others (a fork, a retried turn)
     other_links: list[int] = []  # entries with a leafUuid or logicalParentUuid
@@ -108,7 +111,6 @@ def rewrite_once(
         message = entry.get("message")
         content = message.get("content") if type(message) is dict else None
         protected = bool(entry.get("isCompactSummary") or entry.get("isMeta"))
-        marked = "toolDenialKind" in entry  # the harness's own marker on a call that did not run
         has_call = False
         if type(content) is list:
             if len(content) > width:
@@ -127,7 +129,8 @@ def rewrite_once(
                         continue
                     if result_at.setdefault(tool_use_id, i) != i:
                         more_holders.setdefault(tool_use_id, []).append(i)
-                    why = refusal(entry, block) if marked or block.get("is_error") else None
+                    # Only a marked entry or an error result can be the harness's words (see `refusal`).
+                    why = refusal(entry, block) if block.get("is_error") or "toolDenialKind" in entry else None
                     if why is not None:  # the harness's words: never a site to expire or trim
                         if do_prune:
                             if why in kinds:
@@ -140,6 +143,12 @@ def rewrite_once(
                         site_j.append(j)
                         site_block.append(block)
                         site_cmd.append(commands.get(tool_use_id))
+                        c = block.get("content")
+                        if type(c) is str:
+                            site_len.append(len(c))
+                        else:
+                            text = block_text(block)
+                            site_len.append(-1 if text is None else len(text))
                 elif kind == "tool_use":
                     has_call = True
                     tool_id = block.get("id")
@@ -169,32 +178,32 @@ def rewrite_once(
     # --- expire --------------------------------------------------------------------------------------------
     if do_expire:
         assert ephemeral is not None
-        glances = [
-            k
-            for k, (block, cmd) in enumerate(zip(site_block, site_cmd))
-            if cmd is not None and (text := block_text(block)) is not None and len(text) <= ephemeral.max_chars
-        ]
+        max_chars = ephemeral.max_chars
+        glances = [k for k, (cmd, size) in enumerate(zip(site_cmd, site_len)) if cmd is not None and 0 <= size <= max_chars]
         targets = all_but_newest(glances, ephemeral.keep_recent)
+        note, total = ephemeral.text.format, len(glances)  # = ephemeral.placeholder, without a call per result
         for n, k in enumerate(targets):
-            new_content[site_i[k] * width + site_j[k]] = ephemeral.placeholder(site_cmd[k] or "", len(glances) - n)
+            text = note(cmd=first_line(site_cmd[k] or ""), age=total - n)
+            new_content[site_i[k] * width + site_j[k]] = text
+            site_len[k] = len(text)  # what trimming sees next
         report += LoadReport(expired=len(targets))
 
     # --- trim --------------------------------------------------------------------------------------------
     if do_trim:
         assert trim_policy is not None
         root = Path(workspace).expanduser().resolve()
-        large: list[int] = []  # positions (i * width + j) and texts of results of at least min_chars
-        large_text: list[str] = []
-        for i, j, block in zip(site_i, site_j, site_block):
-            pos = i * width + j
-            text = new_content[pos] if pos in new_content else block_text(block)
-            if text is not None and len(text) >= trim_policy.min_chars:
-                large.append(pos)
-                large_text.append(text)
+        min_chars = trim_policy.min_chars
+        large = [k for k, size in enumerate(site_len) if size >= min_chars]  # sites whose text (after expiry) is large
         n_targets = len(all_but_newest(large, trim_policy.keep_recent))
         trimmed = saved = 0
         spiller = Spiller(trim_policy, root)
-        for pos, text in zip(large[:n_targets], large_text):
+        for k in large[:n_targets]:
+            pos = site_i[k] * width + site_j[k]
+            text = new_content.get(pos)
+            if text is None:
+                text = block_text(site_block[k])
+            if text is None:
+                continue
             pointer = spiller.pointer(text, write=write_spill)
             if pointer is None:
                 continue
@@ -306,6 +315,7 @@ def rewrite_once(
     changed = {pos // width for pos in new_content}
     changed.update(i for i, _ in neutral)
     changed.update(blocks_out)
+    neutral_at = {i * width + j for i, j in neutral}
 
     # Start from a copy of the list (one C call), replace the few entries that change, then remove and insert.
     out: list[Any] = list(entries)
@@ -318,10 +328,11 @@ def rewrite_once(
             message = current["message"]
             content = message["content"]
             for j, block in enumerate(content):
-                text = new_content.get(i * width + j)
+                pos = i * width + j
+                text = new_content.get(pos)
                 if text is not None:
                     block["content"] = replaced_content(block, text)
-                if (i, j) in neutral:
+                if pos in neutral_at:
                     block["content"] = interrupt_text
                     block["is_error"] = False
             if i in blocks_out:
@@ -331,10 +342,11 @@ def rewrite_once(
         elif i in changed:
             content = list(current["message"]["content"])
             for j in range(len(content)):
-                text = new_content.get(i * width + j)
+                pos = i * width + j
+                text = new_content.get(pos)
                 if text is not None:
                     content[j] = {**content[j], "content": replaced_content(content[j], text)}
-                if (i, j) in neutral:
+                if pos in neutral_at:
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
                 content = [content[j] for j in blocks_out[i]]
@@ -345,11 +357,16 @@ def rewrite_once(
             current = repointed(current, drop, survivor, heal_of)
         out[i] = current
     if removed or inserted:
+        # Copy the runs between the few removals and insertions as slices (C), not entry by entry.
         kept: list[Any] = []
-        for i, entry in enumerate(out):
+        start = 0
+        for i in sorted({*removed, *inserted}):
+            kept += out[start:i]
             if i not in removed:
-                kept.append(entry)
-                if i in inserted:
+                kept.append(out[i])
+                if i in inserted:  # a heal entry goes right after the call it answers (never after a removed one)
                     kept.append(inserted[i])
+            start = i + 1
+        kept += out[start:]
         out = kept
     return Rewritten(out, report)

@@ -95,13 +95,19 @@ def _dumps(entry: Any) -> str:
     but not encodable UTF-8, so binding it would fail the whole batch. Such an entry is written with ASCII
     escapes instead, which ``json.loads`` turns back into the very same string: stored losslessly.
     """
-    payload = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    payload = _encode(entry)
     if not payload.isascii():
         try:
             payload.encode("utf-8")
         except UnicodeEncodeError:
-            payload = json.dumps(entry, ensure_ascii=True, separators=(",", ":"))
+            payload = _encode_ascii(entry)
     return payload
+
+
+# Built once: ``json.dumps`` with any option builds a new encoder per call, which costs more than encoding a
+# small entry.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
 
 # Rows are parsed as one JSON array per slice of about this many characters (and at most _ROWS_PER_PARSE rows):
