@@ -67,7 +67,7 @@ def relink(entries: Sequence[Entry], drop: Collection[str]) -> list[dict[str, An
     out: list[dict[str, Any]] = []
     for entry in entries:
         if type(entry) is not dict:
-            out.append(entry)  # not an entry at all: passed through as it is
+            out.append(entry)  # type: ignore[arg-type]  # not an entry at all: passed through as it is
             continue
         if _uid(entry) in removed:
             continue
@@ -163,8 +163,8 @@ def repointed(entry: Entry, drop: Collection[str], survivor: Callable[[str], str
         if type(value) is not str:
             continue  # no link, or a malformed one (a list, a dict): it names no entry, so it stays as it is
         target = survivor(value) if value in drop else value
-        if isinstance(target, str):
-            target = heal_of.get(target, target)
+        if target is not None and target in heal_of:
+            target = heal_of[target]
         if target != value:
             if changes is None:
                 changes = {}
@@ -216,7 +216,7 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
     for i, entry in enumerate(entries):
         if type(entry) is not dict or entry.get("type") != "assistant":
             continue
-        ids: list[str] = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
+        ids = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
         if ids:
             orphans_at[i] = ids
     if not orphans_at:

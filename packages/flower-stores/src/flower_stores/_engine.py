@@ -35,7 +35,7 @@ __all__ = ["rewrite_once"]
 
 
 def rewrite_once(
-    entries: Iterable[Entry],
+    source: Iterable[Entry],
     workspace: str | PathLike[str],
     ephemeral: EphemeralPolicy | None,
     trim_policy: TrimPolicy | None,
@@ -47,7 +47,7 @@ def rewrite_once(
     do_trim = trim_policy is not None and trim_policy.enabled
     do_prune = prune_policy is not None
     if not (do_expire or do_trim or do_prune):
-        return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
+        return Rewritten(list(source), LoadReport())  # type: ignore[arg-type]
 
     # --- the scan ----------------------------------------------------------------------------------------
     # The scan allocates as few containers as it can: on a 10,000-entry load every list or tuple made per
@@ -81,11 +81,10 @@ def rewrite_once(
     interrupt_blocks: list[tuple[int, int]] = []  # ... of interrupted calls in user entries
     notes: list[str] = []  # malformed entries passed through (as `odd_entries` words them)
     kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
-    # ``entries`` may be a generator that parses each line as it is asked for (`SqliteSessionStore`'s rows):
+    # ``source`` may be a generator that parses each line as it is asked for (`SqliteSessionStore`'s rows):
     # the scan then reads each entry while its freshly built dicts are still in cache, instead of walking a
     # whole parsed transcript again. The list is built here either way; every later step indexes into it.
-    source = entries
-    entries = []
+    entries: list[Any] = []
     keep = entries.append
     uids: list[str] = []  # every entry's uuid: only to learn whether any repeats
     keep_uid = uids.append
@@ -358,15 +357,15 @@ def rewrite_once(
         out[i] = current
     if removed or inserted:
         # Copy the runs between the few removals and insertions as slices (C), not entry by entry.
-        kept: list[Any] = []
+        rebuilt: list[Any] = []
         start = 0
         for i in sorted({*removed, *inserted}):
-            kept += out[start:i]
+            rebuilt += out[start:i]
             if i not in removed:
-                kept.append(out[i])
+                rebuilt.append(out[i])
                 if i in inserted:  # a heal entry goes right after the call it answers (never after a removed one)
-                    kept.append(inserted[i])
+                    rebuilt.append(inserted[i])
             start = i + 1
-        kept += out[start:]
-        out = kept
+        rebuilt += out[start:]
+        out = rebuilt
     return Rewritten(out, report)
