@@ -75,7 +75,7 @@ def relink(entries: Sequence[Entry], drop: Collection[str]) -> list[dict[str, An
         if changes:
             out.append({**entry, **{name: survivor(target) for name, target in changes.items()}})
         else:
-            out.append(entry)  # type: ignore[arg-type]
+            out.append(entry)
     return out
 
 

@@ -263,7 +263,7 @@ def rewrite_once(
             removed[i] = entries[i].get("uuid") in drop  # relinking walks up through it only if its uuid is gone
 
         if prune_policy.neutralize_interrupts:
-            neutral = {(i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])}  # type: ignore[operator]
+            neutral = {(i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])}
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:

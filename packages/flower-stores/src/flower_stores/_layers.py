@@ -150,7 +150,7 @@ class TrimmingSessionStore:
         def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int: ...
 
     def __new__(cls, path_or_store: Any, *args: Any, **kwargs: Any) -> TrimmingSessionStore:
-        return super().__new__(_variant(cls, _capabilities(path_or_store)))  # type: ignore[no-any-return, arg-type]
+        return super().__new__(_variant(cls, _capabilities(path_or_store)))  # type: ignore[arg-type]
 
     def __init__(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = ["EphemeralPolicy", "PrunePolicy", "TrimPolicy", "first_line"]

@@ -155,9 +155,9 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
     # write): links to a uuid that still exists must keep pointing at it.
     drop: dict[str, Any] = {}  # uuid of a removed entry -> its parentUuid (relink walks up through it)
     for i in sorted(gone):
-        uid = entries[i].get("uuid")  # type: ignore[union-attr]
+        uid = entries[i].get("uuid")
         if isinstance(uid, str):
-            drop.setdefault(uid, entries[i].get("parentUuid"))  # type: ignore[union-attr]
+            drop.setdefault(uid, entries[i].get("parentUuid"))
     if drop:
         for i, entry in enumerate(entries):
             uid = entry.get("uuid") if type(entry) is dict and i not in gone else None
