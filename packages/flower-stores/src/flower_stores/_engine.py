@@ -34,6 +34,32 @@ from ._trim import Spiller
 __all__ = ["rewrite_once"]
 
 
+class _NoteMaker:
+    """``EphemeralPolicy.placeholder`` for thousands of results of a few commands: the template is filled in
+    once per command, then only the age is joined in (a ``str.format`` per result cost more than the scan)."""
+
+    def __init__(self, template: str) -> None:
+        self._template = template
+        self._parts: dict[str, tuple[str, str] | None] = {}
+
+    def __call__(self, command: str, age: int) -> str:
+        if command not in self._parts:
+            self._parts[command] = self._split(first_line(command))
+        parts = self._parts[command]
+        if parts is None:
+            return self._template.format(cmd=first_line(command), age=age)
+        return f"{parts[0]}{age}{parts[1]}"
+
+    def _split(self, shown: str) -> tuple[str, str] | None:
+        """The note before and after the age, or None when the template cannot be split that way (an age with
+        a format spec such as ``{age:,}``, a NUL in the command or template): then each note is formatted whole."""
+        try:
+            filled = self._template.format(cmd=shown, age="\x00").split("\x00")
+        except (ValueError, TypeError):
+            return None
+        return (filled[0], filled[1]) if len(filled) == 2 and "\x00" not in shown else None
+
+
 def rewrite_once(
     source: Iterable[Entry],
     workspace: str | PathLike[str],
@@ -102,7 +128,9 @@ def rewrite_once(
             if type(parent) is not str:
                 if do_prune:
                     notes.append(f"entry {i} has a parentUuid that is a {type(parent).__name__}: left as it is")
-            elif first_child.setdefault(parent, i) != i:
+            elif parent not in first_child:  # (two plain dict operations: cheaper than a setdefault call)
+                first_child[parent] = i
+            else:
                 more_children.setdefault(parent, []).append(i)
         if "leafUuid" in entry or "logicalParentUuid" in entry:
             other_links.append(i)
@@ -126,7 +154,9 @@ def rewrite_once(
                     if protected:
                         in_protected.add(tool_use_id)
                         continue
-                    if result_at.setdefault(tool_use_id, i) != i:
+                    if tool_use_id not in result_at:
+                        result_at[tool_use_id] = i
+                    elif result_at[tool_use_id] != i:
                         more_holders.setdefault(tool_use_id, []).append(i)
                     # Only a marked entry or an error result can be the harness's words (see `refusal`).
                     why = refusal(entry, block) if block.get("is_error") or "toolDenialKind" in entry else None
@@ -155,7 +185,9 @@ def rewrite_once(
                         continue
                     if protected:
                         in_protected.add(tool_id)
-                    elif use_at.setdefault(tool_id, i) != i:
+                    elif tool_id not in use_at:
+                        use_at[tool_id] = i
+                    elif use_at[tool_id] != i:
                         more_holders.setdefault(tool_id, []).append(i)
                     if etype == "assistant":
                         call_i.append(i)
@@ -180,9 +212,10 @@ def rewrite_once(
         max_chars = ephemeral.max_chars
         glances = [k for k, (cmd, size) in enumerate(zip(site_cmd, site_len)) if cmd is not None and 0 <= size <= max_chars]
         targets = all_but_newest(glances, ephemeral.keep_recent)
-        note, total = ephemeral.text.format, len(glances)  # = ephemeral.placeholder, without a call per result
+        total = len(glances)
+        note = _NoteMaker(ephemeral.text)
         for n, k in enumerate(targets):
-            text = note(cmd=first_line(site_cmd[k] or ""), age=total - n)
+            text = note(site_cmd[k] or "", total - n)
             new_content[site_i[k] * width + site_j[k]] = text
             site_len[k] = len(text)  # what trimming sees next
         report += LoadReport(expired=len(targets))
