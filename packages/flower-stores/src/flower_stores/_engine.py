@@ -8,6 +8,9 @@ reads every entry once, decides everything from that scan, and then touches only
 Its output equals ``prune(trim(expire(entries)))`` exactly (entries and report); a property test holds it
 to that on generated transcripts, so the reference functions stay the specification.
 
+``unique_uuids=True`` is for a caller whose backend never holds two entries with one uuid (our SQLite store's
+unique index): the scan then skips collecting uuids to look for repeats.
+
 ``owned=True`` is for a caller that holds the only reference to ``entries`` — a fresh parse, as
 `SqliteSessionStore.load` returns — and will not look at them again: the changed blocks are then rewritten
 in place instead of copied along the path to the change. The result is equal either way (tested); the copies
@@ -68,6 +71,7 @@ def rewrite_once(
     prune_policy: PrunePolicy | None,
     write_spill: bool = True,
     owned: bool = False,
+    unique_uuids: bool = False,
 ) -> Rewritten:
     do_expire = ephemeral is not None and ephemeral.enabled
     do_trim = trim_policy is not None and trim_policy.enabled
@@ -120,9 +124,10 @@ def rewrite_once(
             if do_prune:
                 notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
             continue
-        uid = entry.get("uuid")
-        if type(uid) is str:
-            keep_uid(uid)
+        if not unique_uuids:
+            uid = entry.get("uuid")
+            if type(uid) is str:
+                keep_uid(uid)
         parent = entry.get("parentUuid")
         if parent is not None:
             if type(parent) is not str:
@@ -285,7 +290,7 @@ def rewrite_once(
                 drop.setdefault(uid, entries[i].get("parentUuid"))
         # A uuid a surviving entry also carries is not gone: links to it stay (see `prune`). Only a transcript
         # that repeats a uuid at all (rare) needs the pass that finds which.
-        if drop and len(uids) != len(set(uids)):
+        if drop and not unique_uuids and len(uids) != len(set(uids)):
             for i, entry in enumerate(entries):
                 if i not in removed and type(entry) is dict:
                     uid = entry.get("uuid")

@@ -213,10 +213,11 @@ class TrimmingSessionStore:
 
     def _load_own(self, key: SessionKey) -> Rewritten | None:
         entries = self.backend.iter_entries(key)
-        return None if entries is None else self._rewrite(entries, True)
+        # Its unique index on (store_key, uid) means no two stored entries share a uuid.
+        return None if entries is None else self._rewrite(entries, True, unique_uuids=True)
 
-    def _rewrite(self, entries: Iterable[Any], owned: bool) -> Rewritten:
-        return rewrite_once(entries, self.workspace, self.ephemeral, self.policy, self.prune_policy, owned=owned)
+    def _rewrite(self, entries: Iterable[Any], owned: bool, unique_uuids: bool = False) -> Rewritten:
+        return rewrite_once(entries, self.workspace, self.ephemeral, self.policy, self.prune_policy, owned=owned, unique_uuids=unique_uuids)
 
     # --- lifetime -------------------------------------------------------------------------------------
 
