@@ -1,16 +1,19 @@
 """flower-stores benchmark: append throughput, layered vs raw load, and bytes fed back — ratios from one run.
 
-    hatch run python benchmarks/stores.py [--entries 10000] [--rounds 5]
+    hatch run python benchmarks/stores.py [--entries 10000] [--rounds 7] [--shape small|big|all]
 
-1. Append: a 10,000-entry session appended in batches of 100, one commit per batch, through
-   ``SqliteSessionStore.append`` (worker thread, uuid dedup, meta, summary fold) against two floors on the same
-   schema and pragmas, also one commit per batch:
-   - *floor*: ``json.dumps`` of each entry + one bare ``executemany`` — the least any SQLite store must do
-     with the dicts the SDK hands it (goal: ours >= 0.6 of its throughput);
-   - *strict floor*: ``executemany`` of rows serialised in advance (shown for reference).
-2. Load: the same ~20 MB session through ``SqliteSessionStore.load`` (raw) and through
-   ``PruningSessionStore`` with every layer on (expire + trim + prune + relink + heal). Goal: layered <= 1.5x raw.
-   The first layered load also writes the spill files ("cold"); later ones find them ("warm").
+Two session shapes, each 10,000 entries appended in batches of 100: *small* (a few hundred bytes an entry,
+where per-entry overheads dominate) and *big* (~2 KB an entry, ~20 MB, like a long real session). For each
+shape and each backend row (SQLite today; another backend is one more ``Backend`` in ``BACKENDS``):
+
+1. Append: ``store.append`` per batch (worker thread, uuid dedup, meta, summary fold, one commit per batch)
+   against the backend's *floor*: ``json.dumps`` of each entry + one bare ``executemany`` per batch on the same
+   schema and pragmas, same commits — the least any SQLite store must do with the dicts the SDK hands it.
+   Goal: ours >= 0.6 of the floor's throughput.
+2. Load: the stored session through the backend's ``load`` (raw) and through ``PruningSessionStore`` with every
+   layer on (expire + trim + prune + relink + heal). Goal: layered <= 1.5x raw. The first layered load also
+   writes the spill files; the ratio shown is the later ("warm") ones, by wall clock and by CPU time (steadier
+   when other processes share the machine).
 3. Context economy: bytes of the ``message`` fields (what the model is sent) after the layers, as a share of
    the raw transcript's.
 
@@ -31,7 +34,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 from flower_stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, SqliteSessionStore, TrimPolicy
@@ -61,10 +64,19 @@ def _text(rng: random.Random, size: int) -> str:
     return "\n".join(out)[:size]
 
 
-def synthetic_session(n_entries: int, seed: int = 7) -> list[dict[str, Any]]:
+# Text sizes (min, max) per shape: "big" averages ~2 KB an entry like a real long session, "small" a few hundred
+# bytes (the entry envelope — ids, cwd, usage — is most of it), where per-entry overheads dominate.
+SIZES = {
+    "big": {"glance": (150, 1200), "tests": (5_000, 20_000), "read": (400, 1800), "reply": (100, 600), "prompt": (50, 300)},
+    "small": {"glance": (20, 120), "tests": (100, 300), "read": (40, 200), "reply": (20, 100), "prompt": (10, 60)},
+}
+
+
+def synthetic_session(n_entries: int, seed: int = 7, shape: str = "big") -> list[dict[str, Any]]:
     """A Claude-Code-shaped transcript: tool calls and results (glances, big outputs, reads), prompts, denials,
-    dropped connections, interrupts and a killed call, ~2 KB per entry on average like a real long session."""
+    dropped connections, interrupts and a killed call; entry sizes as ``SIZES[shape]`` says."""
     rng = random.Random(seed)
+    size = {k: (lambda lo_hi: lambda: rng.randint(*lo_hi))(v) for k, v in SIZES[shape].items()}
     entries: list[dict[str, Any]] = []
     leaf: str | None = None
     counter = 0
@@ -92,13 +104,13 @@ def synthetic_session(n_entries: int, seed: int = 7) -> list[dict[str, Any]]:
     while len(entries) < n_entries - 5:
         roll = rng.random()
         if roll < 0.42:
-            result(call("Bash", {"command": rng.choice(GLANCES)}), _text(rng, rng.randint(150, 1200)))
+            result(call("Bash", {"command": rng.choice(GLANCES)}), _text(rng, size["glance"]()))
         elif roll < 0.495:
-            result(call("Bash", {"command": f"pytest -x tests/test_{rng.randint(1, 80)}.py"}), _text(rng, rng.randint(5_000, 20_000)))
+            result(call("Bash", {"command": f"pytest -x tests/test_{rng.randint(1, 80)}.py"}), _text(rng, size["tests"]()))
         elif roll < 0.77:
-            result(call("Read", {"file_path": f"/home/dev/project/src/m{rng.randint(1, 200)}.py"}), _text(rng, rng.randint(400, 1800)))
+            result(call("Read", {"file_path": f"/home/dev/project/src/m{rng.randint(1, 200)}.py"}), _text(rng, size["read"]()))
         elif roll < 0.87:
-            add({"type": "assistant", "message": {"id": f"msg_{counter:08d}", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "text", "text": _text(rng, rng.randint(100, 600))}], "usage": USAGE}})
+            add({"type": "assistant", "message": {"id": f"msg_{counter:08d}", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "text", "text": _text(rng, size["reply"]())}], "usage": USAGE}})
         elif roll < 0.92:
             tool_id = call("Bash", {"command": f"rm -rf build/{rng.randint(1, 9)}"})
             result(tool_id, "Permission to use Bash has been denied.", is_error=True, toolDenialKind="permission-rule", permissionDecision={"decision": "reject", "source": "config"})
@@ -108,11 +120,11 @@ def synthetic_session(n_entries: int, seed: int = 7) -> list[dict[str, Any]]:
             tool_id = call("Bash", {"command": "make long-job"})
             result(tool_id, "The user doesn't want to proceed with this tool use. STOP what you are doing and wait for the user.", is_error=True, toolDenialKind="user-rejected")
         else:
-            add({"type": "user", "message": {"role": "user", "content": _text(rng, rng.randint(50, 300))}})
+            add({"type": "user", "message": {"role": "user", "content": _text(rng, size["prompt"]())}})
         if rng.random() < 0.05:
             add({"type": "last-prompt", "lastPrompt": "continue", "leafUuid": leaf, "sessionId": SESSION}, chain=False)
     while len(entries) < n_entries - 2:
-        add({"type": "user", "message": {"role": "user", "content": _text(rng, rng.randint(50, 300))}})
+        add({"type": "user", "message": {"role": "user", "content": _text(rng, size["prompt"]())}})
     call("Bash", {"command": "make deploy"})  # killed mid-call: an orphan for heal_orphans
     add({"type": "user", "message": {"role": "user", "content": "resume"}})
     return entries
@@ -124,6 +136,7 @@ def fed_back_bytes(entries: list[dict[str, Any]]) -> int:
 
 
 def _floor_db(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
@@ -133,107 +146,143 @@ def _floor_db(path: Path) -> sqlite3.Connection:
 
 
 def _timed(fn: Callable[[], Any]) -> float:
+    """Wall-clock seconds of ``fn()``."""
+    return _timed_both(fn)[0]
+
+
+def _timed_both(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (all threads of this process) of ``fn()``.
+
+    A load is pure CPU work (SQLite reads from the page cache, JSON parsing, the rewrite), so on a machine
+    shared with other busy processes its CPU time is the steadier measure; both are shown.
+    """
     # Each measurement starts from the same collector state: otherwise the garbage of the previous one (a
     # whole 24 MB transcript) is collected, or a full collection falls due, inside whichever comes next.
     # The collector stays on while timing: what a load allocates and sets off is part of its cost.
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # ~400 MB of databases: never leave them
-        run(Path(tmp))
+class Backend(NamedTuple):
+    """One row of the benchmark: how to open a store of this kind, and its bare-insert floor.
+
+    ``floor(tmp, batches)`` inserts the same batches the least way that backend allows (same commits per batch)
+    and returns the seconds it took. Another backend (Postgres) is one more ``Backend`` in ``BACKENDS``.
+    """
+
+    name: str
+    open_store: Callable[[Path], Any]
+    floor: Callable[[Path, list[list[dict[str, Any]]]], float]
+    close: Callable[[Any], None]
 
 
-def run(tmp: Path) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--entries", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-
-    session = synthetic_session(args.entries)
-    raw_bytes = sum(len(json.dumps(e, ensure_ascii=False)) for e in session)
-    batches = [session[i : i + BATCH] for i in range(0, len(session), BATCH)]
-    print(f"session: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON, {len(batches)} batches of {BATCH}")
-
+def _sqlite_floor(tmp: Path, batches: list[list[dict[str, Any]]]) -> float:
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    key: Any = {"project_key": "-home-dev-project", "session_id": SESSION}
+    db = _floor_db(tmp)
 
-    ours_t, floor_t, strict_t = [], [], []
-    for r in range(args.rounds):
-        store = SqliteSessionStore(tmp / f"ours-{r}.db")
+    def floor() -> None:
+        seq = 0
+        for batch in batches:
+            rows = [("k", seq + i, e.get("uuid"), dumps(e)) for i, e in enumerate(batch)]
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+            seq += len(batch)
 
-        async def append_all(store: SqliteSessionStore = store) -> None:
+    try:
+        return _timed(floor)
+    finally:
+        db.close()
+
+
+BACKENDS = [Backend("sqlite", lambda tmp: SqliteSessionStore(tmp / "sessions.db"), _sqlite_floor, lambda store: store.close())]
+KEY: Any = {"project_key": "-home-dev-project", "session_id": SESSION}
+
+
+def bench_append(backend: Backend, batches: list[list[dict[str, Any]]], tmp: Path, rounds: int) -> tuple[float, float]:
+    """Median seconds of our append and of the backend's floor, interleaved round by round."""
+    ours_t, floor_t = [], []
+    for r in range(rounds):
+        store = backend.open_store(tmp / f"{backend.name}-ours-{r}")
+
+        async def append_all(store: Any = store) -> None:
             for batch in batches:
-                await store.append(key, batch)
+                await store.append(KEY, batch)
 
         ours_t.append(_timed(lambda: anyio.run(append_all)))
-        store.close()
+        backend.close(store)
+        floor_t.append(backend.floor(tmp / f"{backend.name}-floor-{r}", batches))
+    return statistics.median(ours_t), statistics.median(floor_t)
 
-        db = _floor_db(tmp / f"floor-{r}.db")
 
-        def floor(db: sqlite3.Connection = db) -> None:
-            seq = 0
-            for batch in batches:
-                rows = [("k", seq + i, e.get("uuid"), dumps(e)) for i, e in enumerate(batch)]
-                db.execute("BEGIN")
-                db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?)", rows)
-                db.execute("COMMIT")
-                seq += len(batch)
+def bench_load(backend: Backend, batches: list[list[dict[str, Any]]], tmp: Path, rounds: int) -> dict[str, Any]:
+    """Raw and layered load of the same stored session (medians), the first layered load, and what it saved."""
+    store = backend.open_store(tmp / f"{backend.name}-load")
 
-        floor_t.append(_timed(floor))
-        db.close()
+    async def fill() -> None:
+        for batch in batches:
+            await store.append(KEY, batch)
 
-        db = _floor_db(tmp / f"strict-{r}.db")
-        prepared = [[("k", b * BATCH + i, e.get("uuid"), dumps(e)) for i, e in enumerate(batch)] for b, batch in enumerate(batches)]
-
-        def strict(db: sqlite3.Connection = db) -> None:
-            for rows in prepared:
-                db.execute("BEGIN")
-                db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?)", rows)
-                db.execute("COMMIT")
-
-        strict_t.append(_timed(strict))
-        db.close()
-
-    ours, floor_s, strict_s = (statistics.median(x) for x in (ours_t, floor_t, strict_t))
-    n = len(session)
-    del session, batches, prepared  # a resuming process does not hold a second copy of the transcript
-    print("\nappend (batches of 100, one commit each)")
-    print(f"  SqliteSessionStore.append   {n / ours:10,.0f} entries/s")
-    print(f"  floor (dumps + executemany) {n / floor_s:10,.0f} entries/s   ours = {floor_s / ours:.2f} of floor (goal >= 0.6)")
-    print(f"  strict floor (pre-encoded)  {n / strict_s:10,.0f} entries/s   ours = {strict_s / ours:.2f} of strict floor")
-
-    store = SqliteSessionStore(tmp / "ours-0.db")
-    workspace = tmp / "ws"
+    anyio.run(fill)
+    workspace = tmp / f"{backend.name}-ws"
     layered = PruningSessionStore(store, workspace, policy=TrimPolicy(), ephemeral=EphemeralPolicy(), prune=PrunePolicy())
 
     async def load(s: Any) -> Any:
-        return await s.load(key)
+        return await s.load(KEY)
 
-    raw_t, layered_t = [], []
     cold = _timed(lambda: anyio.run(load, layered))
-    for _ in range(args.rounds):
-        raw_t.append(_timed(lambda: anyio.run(load, store)))
-        layered_t.append(_timed(lambda: anyio.run(load, layered)))
-    raw_s, layered_s = statistics.median(raw_t), statistics.median(layered_t)
+    raw_t, layered_t, raw_cpu, layered_cpu = [], [], [], []
+    for _ in range(rounds):
+        wall, cpu = _timed_both(lambda: anyio.run(load, store))
+        raw_t.append(wall)
+        raw_cpu.append(cpu)
+        wall, cpu = _timed_both(lambda: anyio.run(load, layered))
+        layered_t.append(wall)
+        layered_cpu.append(cpu)
     raw_entries = anyio.run(load, store)
     out = anyio.run(load, layered)
-    report = layered.last_report
-    print(f"\nload of {n:,} entries ({raw_bytes / 1e6:.1f} MB)")
-    print(f"  raw     SqliteSessionStore.load          {raw_s * 1000:8.0f} ms")
-    print(f"  layered PruningSessionStore.load (warm)  {layered_s * 1000:8.0f} ms   = {layered_s / raw_s:.2f}x raw (goal <= 1.5x)")
-    print(f"  layered, first load (writes spill files) {cold * 1000:8.0f} ms   = {cold / raw_s:.2f}x raw")
-    print(f"  {report.summary()}")
+    result = {
+        "raw": statistics.median(raw_t),
+        "layered": statistics.median(layered_t),
+        "cpu": statistics.median(layered_cpu) / statistics.median(raw_cpu),
+        "cold": cold,
+        "report": layered.last_report.summary(),
+        "fed": (fed_back_bytes(raw_entries), fed_back_bytes(out)),
+    }
+    backend.close(store)
+    return result
 
-    raw_fed, fed = fed_back_bytes(raw_entries), fed_back_bytes(out)
-    print("\ncontext economy (bytes of message content sent to the model on resume)")
-    print(f"  raw {raw_fed / 1e6:.2f} MB -> layered {fed / 1e6:.2f} MB = {fed / raw_fed:.1%} of raw")
-    spilled = list((workspace / ".flower" / "spill").glob("*.txt"))
-    print(f"  {len(spilled)} spill files, {sum(p.stat().st_size for p in spilled) / 1e6:.1f} MB, under <workspace>/.flower/spill")
-    store.close()
+
+def run_shape(shape: str, n_entries: int, tmp: Path, rounds: int) -> None:
+    session = synthetic_session(n_entries, shape=shape)
+    raw_bytes = sum(len(json.dumps(e, ensure_ascii=False)) for e in session)
+    batches = [session[i : i + BATCH] for i in range(0, len(session), BATCH)]
+    print(f"\n== {shape} entries: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON ({raw_bytes / len(session):,.0f} B/entry), {len(batches)} batches of {BATCH}")
+    for backend in BACKENDS:
+        ours, floor = bench_append(backend, batches, tmp / shape, rounds)
+        print(f"  {backend.name:8} append  {len(session) / ours:9,.0f} entries/s   floor {len(session) / floor:9,.0f}/s   ours = {floor / ours:.2f} of floor (goal >= 0.6)")
+        loads = bench_load(backend, batches, tmp / shape, rounds)
+        ratio = loads["layered"] / loads["raw"]
+        print(
+            f"  {backend.name:8} load    raw {loads['raw'] * 1000:6.0f} ms   layered {loads['layered'] * 1000:6.0f} ms = {ratio:.2f}x raw (goal <= 1.5x);"
+            f" in CPU time {loads['cpu']:.2f}x;   first layered (writes spill files) {loads['cold'] / loads['raw']:.2f}x"
+        )
+        raw_fed, fed = loads["fed"]
+        print(f"  {backend.name:8} resume  {loads['report']}; the model is sent {fed / raw_fed:.1%} of the raw transcript's message bytes")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--shape", choices=[*SIZES, "all"], default="all")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # hundreds of MB of databases: never leave them
+        for shape in SIZES if args.shape == "all" else [args.shape]:
+            (Path(tmp) / shape).mkdir()
+            run_shape(shape, args.entries, Path(tmp) / shape, args.rounds)
 
 
 if __name__ == "__main__":

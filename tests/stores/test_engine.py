@@ -9,6 +9,7 @@ from typing import Any
 
 from flower_stores._engine import rewrite_once
 from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,12 @@ def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:
     got, report = rewrite(session, tmp_path, **chosen)
     assert got == expected and report == expected_report
     assert report.trimmed and report.expired and report.denials_dropped and report.api_errors_dropped and report.orphans_healed
+
+
+@pytest.mark.parametrize("template", [EphemeralPolicy().text, "[{cmd} ran {age:,} results ago]", "{age}: {cmd} ({age})"])
+def test_expiry_notes_equal_the_policys_placeholder_for_any_template(template: str, tmp_path: Path) -> None:
+    t = Transcript()
+    for n in range(12):
+        t.bash(["git status", "ls -la\nwc -l x", "grep -n '{a}' f"][n % 3], f"output {n}")
+    policy = EphemeralPolicy(keep_recent=1, text=template)
+    assert rewrite(t.entries, tmp_path, ephemeral=policy) == expire(t.entries, policy)

@@ -205,3 +205,39 @@ async def test_entries_round_trip_deep_equal(db: Path) -> None:
         assert await store.load(KEY) == [entry]
     payload = _rows(db, "SELECT payload FROM entries")[0][0]
     assert json.loads(payload) == entry
+
+
+# --- no batch is lost for its content ---------------------------------------------------------------------------
+
+# A real 2.0.5 Bash result from the corpus, its output cut inside an emoji: valid JSON, a valid Python str, but a
+# lone surrogate that UTF-8 (and so SQLite's TEXT binding) cannot hold.
+CUT = json.loads(
+    '{"parentUuid": "b71cdedf-849f-4f38-badc-75403cd3ee6a", "isSidechain": false, "userType": "external", "version": "2.0.5",'
+    ' "type": "user", "message": {"role": "user", "content": [{"tool_use_id": "toolu_01T1SrbUgaSJkHWJd5outNgr",'
+    ' "type": "tool_result", "content": "build ok \\ud83d", "is_error": false}]},'
+    ' "uuid": "3367bd17-88e3-47f0-a32b-98b72d7ddebf", "timestamp": "2025-10-03T23:59:15.607Z",'
+    ' "toolUseResult": {"stdout": "build ok \\ud83d", "stderr": "", "interrupted": false, "isImage": false}}'
+)
+
+
+async def test_a_lone_surrogate_never_costs_the_batch_and_loads_back_exactly(db: Path) -> None:
+    batch = [_e("a"), CUT, _e("\ud800odd-uuid", message={"role": "user", "content": "\udfff prompt"}), _e("z", message={"role": "user", "content": "caf\u00e9 \U0001f600"})]
+    memory = InMemorySessionStore()
+    await memory.append(KEY, batch)  # the SDK's own store takes it: so must ours
+    with SqliteSessionStore(db) as store:
+        await store.append(KEY, batch)
+        assert await store.load(KEY) == batch == await memory.load(KEY)
+        await store.append(KEY, batch)  # a replay, odd uuid included, adds nothing
+        assert await store.load(KEY) == batch
+        assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[0]["data"]
+    # Plain UTF-8 stays readable in the file; only the entry that needs it is escaped.
+    payloads = [p for (p,) in _rows(db, "SELECT payload FROM entries ORDER BY seq")]
+    assert "\\ud83d" in payloads[1] and "caf\u00e9 \U0001f600" in payloads[3]
+
+
+async def test_lines_that_are_not_objects_are_stored_as_they_are(db: Path) -> None:
+    batch = [_e("a"), "a stray string", 42, None, [1, "two"], _e("b")]
+    with SqliteSessionStore(db) as store:
+        await store.append(KEY, batch)
+        assert await store.load(KEY) == batch
+        assert store.last_context("-ws", "s1") == 0

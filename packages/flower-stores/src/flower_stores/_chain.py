@@ -62,26 +62,37 @@ def relink(entries: Sequence[Entry], drop: Collection[str]) -> list[dict[str, An
     # A uuid in ``drop`` that is not in the list (a caller filtered first) has no known parent: links to it
     # become None rather than dangle.
     removed: dict[str, Any] = dict.fromkeys(dropped)
-    removed.update({e["uuid"]: e.get("parentUuid") for e in entries if e.get("uuid") in dropped})
+    removed.update({e["uuid"]: e.get("parentUuid") for e in entries if type(e) is dict and _uid(e) in dropped})
     survivor = relinked_parent(removed)
     out: list[dict[str, Any]] = []
     for entry in entries:
-        if entry.get("uuid") in removed:
+        if type(entry) is not dict:
+            out.append(entry)  # type: ignore[arg-type]  # not an entry at all: passed through as it is
+            continue
+        if _uid(entry) in removed:
             continue
         changes = _links_into(entry, removed)
         if changes:
             out.append({**entry, **{name: survivor(target) for name, target in changes.items()}})
         else:
-            out.append(entry)  # type: ignore[arg-type]
+            out.append(entry)
     return out
 
 
+def _uid(entry: Entry) -> str | None:
+    uid = entry.get("uuid")
+    return uid if type(uid) is str else None
+
+
 def _links_into(entry: Entry, targets: Collection[str]) -> dict[str, str] | None:
-    """The link fields of ``entry`` that name one of ``targets`` (None, cheaply, when there are none)."""
+    """The link fields of ``entry`` that name one of ``targets`` (None, cheaply, when there are none).
+
+    Only a string names an entry: a malformed link (a list, a dict) is left as it is, never looked up.
+    """
     found: dict[str, str] | None = None
     for name in LINK_FIELDS:
         value = entry.get(name)
-        if value is not None and value in targets:
+        if type(value) is str and value in targets:
             if found is None:
                 found = {}
             found[name] = value
@@ -116,6 +127,10 @@ def tail_of(entries: Sequence[Any], i: int, children_of: Callable[[str], Sequenc
     return i
 
 
+def _hashable(value: Any) -> bool:
+    return value is None or type(value) in (str, int, float, bool)
+
+
 def unanswered(calls_at: Mapping[int, Sequence[str]], answered: Collection[Any], skip: Collection[int] = ()) -> dict[int, list[str]]:
     """Per assistant entry index (except those in ``skip``): its call ids that have no result in ``answered``."""
     out: dict[int, list[str]] = {}
@@ -145,11 +160,11 @@ def repointed(entry: Entry, drop: Collection[str], survivor: Callable[[str], str
     changes: dict[str, Any] | None = None
     for name in LINK_FIELDS:
         value = entry.get(name)
-        if value is None:
-            continue
+        if type(value) is not str:
+            continue  # no link, or a malformed one (a list, a dict): it names no entry, so it stays as it is
         target = survivor(value) if value in drop else value
-        if isinstance(target, str):
-            target = heal_of.get(target, target)
+        if target is not None and target in heal_of:
+            target = heal_of[target]
         if target != value:
             if changes is None:
                 changes = {}
@@ -192,14 +207,16 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
     note = text if text is not None else PrunePolicy().orphan_text
     answered: set[Any] = set()
     for entry in entries:
+        if type(entry) is not dict:
+            continue
         for block in blocks(entry):
-            if type(block) is dict and block.get("type") == "tool_result":
+            if type(block) is dict and block.get("type") == "tool_result" and _hashable(block.get("tool_use_id")):
                 answered.add(block.get("tool_use_id"))
     orphans_at: dict[int, list[str]] = {}
     for i, entry in enumerate(entries):
-        if entry.get("type") != "assistant":
+        if type(entry) is not dict or entry.get("type") != "assistant":
             continue
-        ids: list[str] = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
+        ids = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
         if ids:
             orphans_at[i] = ids
     if not orphans_at:
@@ -207,7 +224,7 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
 
     children: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
-        parent = entry.get("parentUuid")
+        parent = entry.get("parentUuid") if type(entry) is dict else None
         if isinstance(parent, str):
             children.setdefault(parent, []).append(i)
     heals = heal_sites(entries, orphans_at, lambda uid: children.get(uid, ()))
@@ -216,7 +233,7 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
 
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):
-        changes = _links_into(entry, repoint)
+        changes = _links_into(entry, repoint) if type(entry) is dict else None
         out.append({**entry, **{name: repoint[target] for name, target in changes.items()}} if changes else entry)  # type: ignore[arg-type]
         if i in inserted:
             out.append(inserted[i])

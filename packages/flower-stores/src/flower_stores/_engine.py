@@ -8,6 +8,9 @@ reads every entry once, decides everything from that scan, and then touches only
 Its output equals ``prune(trim(expire(entries)))`` exactly (entries and report); a property test holds it
 to that on generated transcripts, so the reference functions stay the specification.
 
+``unique_uuids=True`` is for a caller whose backend never holds two entries with one uuid (our SQLite store's
+unique index): the scan then skips collecting uuids to look for repeats.
+
 ``owned=True`` is for a caller that holds the only reference to ``entries`` — a fresh parse, as
 `SqliteSessionStore.load` returns — and will not look at them again: the changed blocks are then rewritten
 in place instead of copied along the path to the change. The result is equal either way (tested); the copies
@@ -16,16 +19,17 @@ are most of what is left of a layered load's cost once the scan is done.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
-from ._entries import Entry, all_but_newest, block_text
+from ._entries import Entry, all_but_newest, block_text, replaced_content
 from ._ephemeral import is_ephemeral_call
-from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._prune import is_api_error, is_interrupted
+from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy, first_line
+from ._prune import shared_uuid_note
+from ._refusals import INTERRUPT, refusal
 from ._report import LoadReport
 from ._rewritten import Rewritten
 from ._trim import Spiller
@@ -33,25 +37,47 @@ from ._trim import Spiller
 __all__ = ["rewrite_once"]
 
 
-def _interrupted(entry: Entry, block: dict[str, Any], replaced: str | None) -> bool:
-    """`is_interrupted`, judged on the block's content as it stands after expiry and trimming."""
-    return is_interrupted(entry, block if replaced is None else {**block, "content": replaced})
+class _NoteMaker:
+    """``EphemeralPolicy.placeholder`` for thousands of results of a few commands: the template is filled in
+    once per command, then only the age is joined in (a ``str.format`` per result cost more than the scan)."""
+
+    def __init__(self, template: str) -> None:
+        self._template = template
+        self._parts: dict[str, tuple[str, str] | None] = {}
+
+    def __call__(self, command: str, age: int) -> str:
+        if command not in self._parts:
+            self._parts[command] = self._split(first_line(command))
+        parts = self._parts[command]
+        if parts is None:
+            return self._template.format(cmd=first_line(command), age=age)
+        return f"{parts[0]}{age}{parts[1]}"
+
+    def _split(self, shown: str) -> tuple[str, str] | None:
+        """The note before and after the age, or None when the template cannot be split that way (an age with
+        a format spec such as ``{age:,}``, a NUL in the command or template): then each note is formatted whole."""
+        try:
+            filled = self._template.format(cmd=shown, age="\x00").split("\x00")
+        except (ValueError, TypeError):
+            return None
+        return (filled[0], filled[1]) if len(filled) == 2 and "\x00" not in shown else None
 
 
 def rewrite_once(
-    entries: Sequence[Entry],
+    source: Iterable[Entry],
     workspace: str | PathLike[str],
     ephemeral: EphemeralPolicy | None,
     trim_policy: TrimPolicy | None,
     prune_policy: PrunePolicy | None,
     write_spill: bool = True,
     owned: bool = False,
+    unique_uuids: bool = False,
 ) -> Rewritten:
     do_expire = ephemeral is not None and ephemeral.enabled
     do_trim = trim_policy is not None and trim_policy.enabled
     do_prune = prune_policy is not None
     if not (do_expire or do_trim or do_prune):
-        return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
+        return Rewritten(list(source), LoadReport())  # type: ignore[arg-type]
 
     # --- the scan ----------------------------------------------------------------------------------------
     # The scan allocates as few containers as it can: on a 10,000-entry load every list or tuple made per
@@ -64,6 +90,9 @@ def rewrite_once(
     site_j: list[int] = []
     site_block: list[dict[str, Any]] = []
     site_cmd: list[str | None] = []
+    # ... and the length of its text (-1: none to replace — images, documents, no text), measured while the
+    # block is in cache: expiry and trimming then choose their targets without touching a block again.
+    site_len: list[int] = []
     first_child: dict[str, int] = {}  # parentUuid -> the first entry naming it
     more_children: dict[str, list[int]] = {}  # ... and the others (a fork, a retried turn)
     other_links: list[int] = []  # entries with a leafUuid or logicalParentUuid
@@ -76,15 +105,38 @@ def rewrite_once(
     result_at: dict[Any, int] = {}
     more_holders: dict[Any, list[int]] = {}
     width = 1  # the longest content list: block (i, j) is keyed by the int i * width + j, not a tuple
-    denial_at: list[int] = []
     api_error_at: list[int] = []
-    error_results: list[tuple[int, int]] = []  # (entry, block) of is_error results: interrupt candidates
-    rejected_at: list[int] = []  # "user-rejected" entries without a permissionDecision: interrupts
+    # Results the harness wrote instead of running the call (see `refusal`), as (entry, block) pairs, in order.
+    denial_blocks: list[tuple[int, str]] = []  # ... whose kind the policy prunes: entry index, tool id
+    interrupt_blocks: list[tuple[int, int]] = []  # ... of interrupted calls in user entries
+    notes: list[str] = []  # malformed entries passed through (as `odd_entries` words them)
     kinds = prune_policy.denial_kinds if prune_policy is not None else frozenset()
-    for i, entry in enumerate(entries):
+    # ``source`` may be a generator that parses each line as it is asked for (`SqliteSessionStore`'s rows):
+    # the scan then reads each entry while its freshly built dicts are still in cache, instead of walking a
+    # whole parsed transcript again. The list is built here either way; every later step indexes into it.
+    entries: list[Any] = []
+    keep = entries.append
+    uids: list[str] = []  # every entry's uuid: only to learn whether any repeats
+    keep_uid = uids.append
+    for i, entry in enumerate(source):
+        keep(entry)
+        if type(entry) is not dict:
+            if do_prune:
+                notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
+            continue
+        if not unique_uuids:
+            uid = entry.get("uuid")
+            if type(uid) is str:
+                keep_uid(uid)
         parent = entry.get("parentUuid")
-        if parent is not None and first_child.setdefault(parent, i) != i:
-            more_children.setdefault(parent, []).append(i)
+        if parent is not None:
+            if type(parent) is not str:
+                if do_prune:
+                    notes.append(f"entry {i} has a parentUuid that is a {type(parent).__name__}: left as it is")
+            elif parent not in first_child:  # (two plain dict operations: cheaper than a setdefault call)
+                first_child[parent] = i
+            else:
+                more_children.setdefault(parent, []).append(i)
         if "leafUuid" in entry or "logicalParentUuid" in entry:
             other_links.append(i)
         etype = entry.get("type")
@@ -101,40 +153,54 @@ def rewrite_once(
                 kind = block.get("type")
                 if kind == "tool_result":
                     tool_use_id = block.get("tool_use_id")
+                    if type(tool_use_id) is not str:
+                        continue
                     answered.add(tool_use_id)
                     if protected:
                         in_protected.add(tool_use_id)
                         continue
-                    if result_at.setdefault(tool_use_id, i) != i:
+                    if tool_use_id not in result_at:
+                        result_at[tool_use_id] = i
+                    elif result_at[tool_use_id] != i:
                         more_holders.setdefault(tool_use_id, []).append(i)
+                    # Only a marked entry or an error result can be the harness's words (see `refusal`).
+                    why = refusal(entry, block) if block.get("is_error") or "toolDenialKind" in entry else None
+                    if why is not None:  # the harness's words: never a site to expire or trim
+                        if do_prune:
+                            if why in kinds:
+                                denial_blocks.append((i, tool_use_id))
+                            elif why == INTERRUPT and etype == "user":
+                                interrupt_blocks.append((i, j))
+                        continue
                     if etype == "user":
                         site_i.append(i)
                         site_j.append(j)
                         site_block.append(block)
                         site_cmd.append(commands.get(tool_use_id))
-                        if block.get("is_error"):
-                            error_results.append((i, j))
+                        c = block.get("content")
+                        if type(c) is str:
+                            site_len.append(len(c))
+                        else:
+                            text = block_text(block)
+                            site_len.append(-1 if text is None else len(text))
                 elif kind == "tool_use":
                     has_call = True
                     tool_id = block.get("id")
+                    if type(tool_id) is not str:
+                        continue
                     if protected:
                         in_protected.add(tool_id)
-                    elif use_at.setdefault(tool_id, i) != i:
+                    elif tool_id not in use_at:
+                        use_at[tool_id] = i
+                    elif use_at[tool_id] != i:
                         more_holders.setdefault(tool_id, []).append(i)
                     if etype == "assistant":
-                        if isinstance(tool_id, str):
-                            call_i.append(i)
-                            call_id.append(tool_id)
+                        call_i.append(i)
+                        call_id.append(tool_id)
                         if do_expire and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
                             commands[tool_id] = block["input"]["command"]
         if protected or not do_prune:
             continue
-        denial_kind = entry.get("toolDenialKind")
-        if denial_kind is not None:
-            if denial_kind in kinds and type(content) is list:
-                denial_at.append(i)
-            if denial_kind == "user-rejected" and "permissionDecision" not in entry and etype == "user":
-                rejected_at.append(i)
         if not has_call and (entry.get("isApiErrorMessage") or (type(message) is dict and message.get("model") == "<synthetic>")):  # is_api_error
             api_error_at.append(i)
 
@@ -148,32 +214,33 @@ def rewrite_once(
     # --- expire --------------------------------------------------------------------------------------------
     if do_expire:
         assert ephemeral is not None
-        glances = [
-            k
-            for k, (block, cmd) in enumerate(zip(site_block, site_cmd))
-            if cmd is not None and (text := block_text(block)) is not None and len(text) <= ephemeral.max_chars
-        ]
+        max_chars = ephemeral.max_chars
+        glances = [k for k, (cmd, size) in enumerate(zip(site_cmd, site_len)) if cmd is not None and 0 <= size <= max_chars]
         targets = all_but_newest(glances, ephemeral.keep_recent)
+        total = len(glances)
+        note = _NoteMaker(ephemeral.text)
         for n, k in enumerate(targets):
-            new_content[site_i[k] * width + site_j[k]] = ephemeral.placeholder(site_cmd[k] or "", len(glances) - n)
+            text = note(site_cmd[k] or "", total - n)
+            new_content[site_i[k] * width + site_j[k]] = text
+            site_len[k] = len(text)  # what trimming sees next
         report += LoadReport(expired=len(targets))
 
     # --- trim --------------------------------------------------------------------------------------------
     if do_trim:
         assert trim_policy is not None
         root = Path(workspace).expanduser().resolve()
-        large: list[int] = []  # positions (i * width + j) and texts of results of at least min_chars
-        large_text: list[str] = []
-        for i, j, block in zip(site_i, site_j, site_block):
-            pos = i * width + j
-            text = new_content[pos] if pos in new_content else block_text(block)
-            if text is not None and len(text) >= trim_policy.min_chars:
-                large.append(pos)
-                large_text.append(text)
+        min_chars = trim_policy.min_chars
+        large = [k for k, size in enumerate(site_len) if size >= min_chars]  # sites whose text (after expiry) is large
         n_targets = len(all_but_newest(large, trim_policy.keep_recent))
         trimmed = saved = 0
         spiller = Spiller(trim_policy, root)
-        for pos, text in zip(large[:n_targets], large_text):
+        for k in large[:n_targets]:
+            pos = site_i[k] * width + site_j[k]
+            text = new_content.get(pos)
+            if text is None:
+                text = block_text(site_block[k])
+            if text is None:
+                continue
             pointer = spiller.pointer(text, write=write_spill)
             if pointer is None:
                 continue
@@ -192,15 +259,7 @@ def rewrite_once(
     heals: dict[int, list[str]] = {}
     if do_prune:
         assert prune_policy is not None
-        denied: list[str] = []
-        for i in denial_at:
-            content = entries[i]["message"]["content"]
-            found = next(((j, b) for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result"), None)
-            if found is None or _interrupted(entries[i], found[1], new_content.get(i * width + found[0])):
-                continue
-            tool_use_id = found[1].get("tool_use_id")
-            if isinstance(tool_use_id, str) and tool_use_id not in denied:
-                denied.append(tool_use_id)
+        denied = list(dict.fromkeys(tool_use_id for _, tool_use_id in denial_blocks))  # first appearance order
         candidates = all_but_newest(denied, prune_policy.keep_denials)
         dead = {x for x in candidates if x not in in_protected}
 
@@ -225,22 +284,24 @@ def rewrite_once(
                 blocks_out[i] = kept_at
             else:
                 removed[i] = isinstance(entries[i].get("uuid"), str)
-        for i, has_uuid in removed.items():
-            if has_uuid:
-                drop[entries[i]["uuid"]] = entries[i].get("parentUuid")
+        for i in sorted(removed):
+            uid = entries[i].get("uuid")
+            if type(uid) is str:
+                drop.setdefault(uid, entries[i].get("parentUuid"))
+        # A uuid a surviving entry also carries is not gone: links to it stay (see `prune`). Only a transcript
+        # that repeats a uuid at all (rare) needs the pass that finds which.
+        if drop and not unique_uuids and len(uids) != len(set(uids)):
+            for i, entry in enumerate(entries):
+                if i not in removed and type(entry) is dict:
+                    uid = entry.get("uuid")
+                    if type(uid) is str and uid in drop:
+                        del drop[uid]
+                        notes.append(shared_uuid_note(uid))
+        for i in removed:
+            removed[i] = entries[i].get("uuid") in drop  # relinking walks up through it only if its uuid is gone
 
         if prune_policy.neutralize_interrupts:
-            rejected = set(rejected_at)
-            for i, j in error_results:
-                if i not in removed and (i in rejected or _interrupted(entries[i], entries[i]["message"]["content"][j], new_content.get(i * width + j))):
-                    neutral.add((i, j))
-            for i in rejected:  # the modern marker holds for results not flagged is_error too
-                if i in removed:
-                    continue
-                for j, block in enumerate(entries[i]["message"]["content"]):
-                    if type(block) is dict and block.get("type") == "tool_result":
-                        neutral.add((i, j))
-            neutral = {(i, j) for i, j in neutral if i not in blocks_out or j in blocks_out[i]}
+            neutral = {(i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])}
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
@@ -264,7 +325,7 @@ def rewrite_once(
                             for c in children_of(below.pop()):
                                 if c not in removed:
                                     found.append(c)
-                                elif removed[c]:  # a removed entry with a uuid: its children come up to uid
+                                elif removed[c]:  # a removed entry whose uuid is gone: its children come up to uid
                                     below.append(entries[c]["uuid"])
                         relinked[uid] = sorted(found)
                     return relinked[uid]
@@ -276,6 +337,7 @@ def rewrite_once(
             interrupts_neutralized=len(neutral),
             orphans_healed=sum(len(ids) for ids in heals.values()),
             pruned=len(removed),
+            notes=tuple(notes),
         )
     else:
         survivor = relinked_parent(drop)
@@ -290,6 +352,7 @@ def rewrite_once(
     changed = {pos // width for pos in new_content}
     changed.update(i for i, _ in neutral)
     changed.update(blocks_out)
+    neutral_at = {i * width + j for i, j in neutral}
 
     # Start from a copy of the list (one C call), replace the few entries that change, then remove and insert.
     out: list[Any] = list(entries)
@@ -302,10 +365,11 @@ def rewrite_once(
             message = current["message"]
             content = message["content"]
             for j, block in enumerate(content):
-                text = new_content.get(i * width + j)
+                pos = i * width + j
+                text = new_content.get(pos)
                 if text is not None:
-                    block["content"] = text
-                if (i, j) in neutral:
+                    block["content"] = replaced_content(block, text)
+                if pos in neutral_at:
                     block["content"] = interrupt_text
                     block["is_error"] = False
             if i in blocks_out:
@@ -315,10 +379,11 @@ def rewrite_once(
         elif i in changed:
             content = list(current["message"]["content"])
             for j in range(len(content)):
-                text = new_content.get(i * width + j)
+                pos = i * width + j
+                text = new_content.get(pos)
                 if text is not None:
-                    content[j] = {**content[j], "content": text}
-                if (i, j) in neutral:
+                    content[j] = {**content[j], "content": replaced_content(content[j], text)}
+                if pos in neutral_at:
                     content[j] = {**content[j], "content": interrupt_text, "is_error": False}
             if i in blocks_out:
                 content = [content[j] for j in blocks_out[i]]
@@ -329,11 +394,16 @@ def rewrite_once(
             current = repointed(current, drop, survivor, heal_of)
         out[i] = current
     if removed or inserted:
-        kept: list[Any] = []
-        for i, entry in enumerate(out):
+        # Copy the runs between the few removals and insertions as slices (C), not entry by entry.
+        rebuilt: list[Any] = []
+        start = 0
+        for i in sorted({*removed, *inserted}):
+            rebuilt += out[start:i]
             if i not in removed:
-                kept.append(entry)
-                if i in inserted:
-                    kept.append(inserted[i])
-        out = kept
+                rebuilt.append(out[i])
+                if i in inserted:  # a heal entry goes right after the call it answers (never after a removed one)
+                    rebuilt.append(inserted[i])
+            start = i + 1
+        rebuilt += out[start:]
+        out = rebuilt
     return Rewritten(out, report)

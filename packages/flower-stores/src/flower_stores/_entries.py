@@ -14,7 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Entry", "REMOVE", "all_but_newest", "block_text", "blocks", "is_protected", "replace_blocks", "tool_result_blocks", "tool_use_blocks"]
+__all__ = [
+    "Entry",
+    "REMOVE",
+    "all_but_newest",
+    "block_text",
+    "blocks",
+    "is_protected",
+    "replace_blocks",
+    "replaced_content",
+    "tool_result_blocks",
+    "tool_use_blocks",
+]
 
 Entry = Mapping[str, Any]
 T = TypeVar("T")
@@ -63,6 +74,24 @@ def block_text(block: Mapping[str, Any]) -> str | None:
         if kind == "text" and type(part.get("text")) is str:
             texts.append(part["text"])
     return "".join(texts) if texts else None
+
+
+def replaced_content(block: Mapping[str, Any], text: str) -> Any:
+    """What a result's content becomes when its text is replaced by ``text`` (a pointer, an "expired" note).
+
+    A string result, or a list of text parts only, becomes ``text``. A list result keeps every part that is not text — a ``tool_reference``
+    (ToolSearch), a ``search_result``, anything a newer harness adds — after one text part holding ``text``:
+    only the text was moved or expired, so nothing else may vanish with it.
+    """
+    content = block.get("content")
+    if type(content) is not list:
+        return text
+    others = [p for p in content if not _is_text_part(p)]
+    return [{"type": "text", "text": text}, *others] if others else text
+
+
+def _is_text_part(part: Any) -> bool:
+    return type(part) is dict and part.get("type") == "text" and type(part.get("text")) is str
 
 
 def replace_blocks(entry: Entry, new_blocks: Sequence[Any], **entry_changes: Any) -> dict[str, Any]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._entries import Entry, all_but_newest, block_text, replace_blocks
+from ._entries import Entry, all_but_newest, block_text, replace_blocks, replaced_content
 from ._ephemeral import is_ephemeral_call
 from ._policies import EphemeralPolicy
+from ._refusals import refusal
 from ._report import LoadReport
 from ._rewritten import Rewritten
 
@@ -19,7 +20,9 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
 
     A glance is a Bash call that `is_ephemeral_call` accepts — the same predicate that lets a coordinator run
     it. Results longer than ``policy.max_chars`` are left for `trim`; compact summaries and meta entries are
-    never touched. The input is not modified.
+    never touched. A result the harness wrote instead of running the call — a denial, a rejection, an
+    interrupt (see `refusal`) — is never a glance result: the denial kept on purpose must keep saying
+    "denied", not "expired; rerun it". Entries that are not objects pass through. The input is not modified.
     """
     policy = policy or EphemeralPolicy()
     if not policy.enabled:
@@ -29,6 +32,8 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
     sites: list[tuple[int, int, str]] = []
     max_chars = policy.max_chars
     for i, entry in enumerate(entries):
+        if type(entry) is not dict:
+            continue
         kind = entry.get("type")
         if kind != "assistant" and (kind != "user" or not commands):
             continue
@@ -47,7 +52,7 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
             if type(block) is not dict or block.get("type") != "tool_result":
                 continue
             command = commands.get(block.get("tool_use_id"))
-            if command is None:
+            if command is None or refusal(entry, block) is not None:
                 continue
             text = block_text(block)
             if text is not None and len(text) <= max_chars:
@@ -64,6 +69,6 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
     for i, replacements in by_entry.items():
         content = list(out[i]["message"]["content"])
         for j, note in replacements.items():
-            content[j] = {**content[j], "content": note}
+            content[j] = {**content[j], "content": replaced_content(content[j], note)}
         out[i] = replace_blocks(out[i], content)
     return Rewritten(out, LoadReport(expired=len(targets)))

@@ -15,6 +15,7 @@ methods its backend has.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +27,7 @@ from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._report import LoadReport
 from ._engine import rewrite_once
+from ._rewritten import Rewritten
 from ._sqlite import SqliteSessionStore
 
 if TYPE_CHECKING:
@@ -148,7 +150,6 @@ class TrimmingSessionStore:
         def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int: ...
 
     def __new__(cls, path_or_store: Any, *args: Any, **kwargs: Any) -> TrimmingSessionStore:
-        # mypy takes a class object for unhashable when its instances define __eq__; classes hash by identity.
         return super().__new__(_variant(cls, _capabilities(path_or_store)))  # type: ignore[arg-type]
 
     def __init__(
@@ -195,26 +196,28 @@ class TrimmingSessionStore:
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """The backend's transcript, rewritten by this store's layers (in a worker thread)."""
-        entries = await self.backend.load(key)
-        if entries is None:
+        if type(self.backend) is SqliteSessionStore:
+            # Our own store parses a fresh copy on every load and keeps no reference to it: the rewrite reads
+            # each entry as it is parsed (while it is still in cache) and may edit that copy in place, all in
+            # one worker thread. Any other backend (or a subclass) may hand out objects it still holds — its
+            # stored copy must never change — so those are loaded first and rewritten by copying.
+            result = await anyio.to_thread.run_sync(self._load_own, key)
+        else:
+            entries = await self.backend.load(key)
+            result = None if entries is None else await anyio.to_thread.run_sync(self._rewrite, entries, False)
+        if result is None:
             self.last_report = LoadReport()  # never leave the previous load's report behind
             return None
-        result = await anyio.to_thread.run_sync(
-            functools.partial(
-                rewrite_once,
-                entries,
-                self.workspace,
-                self.ephemeral,
-                self.policy,
-                self.prune_policy,
-                # Our SQLite store parses a fresh copy on every load and keeps no reference to it, so the
-                # rewrite may edit that copy in place. Any other backend (or a subclass) may hand out objects
-                # it still holds — its stored copy must never change — so those are rewritten by copying.
-                owned=type(self.backend) is SqliteSessionStore,
-            )
-        )
         self.last_report = result.report
         return result.entries  # type: ignore[return-value]
+
+    def _load_own(self, key: SessionKey) -> Rewritten | None:
+        entries = self.backend.iter_entries(key)
+        # Its unique index on (store_key, uid) means no two stored entries share a uuid.
+        return None if entries is None else self._rewrite(entries, True, unique_uuids=True)
+
+    def _rewrite(self, entries: Iterable[Any], owned: bool, unique_uuids: bool = False) -> Rewritten:
+        return rewrite_once(entries, self.workspace, self.ephemeral, self.policy, self.prune_policy, owned=owned, unique_uuids=unique_uuids)
 
     # --- lifetime -------------------------------------------------------------------------------------
 

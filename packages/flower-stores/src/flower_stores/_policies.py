@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 
-__all__ = ["EphemeralPolicy", "PrunePolicy", "TrimPolicy"]
+__all__ = ["EphemeralPolicy", "PrunePolicy", "TrimPolicy", "first_line"]
 
 
-def _first_line(command: str, limit: int = 60) -> str:
+@functools.lru_cache(maxsize=1024)  # a session repeats the same few glances thousands of times
+def first_line(command: str, limit: int = 60) -> str:
+    """How a command is shown in an "expired" note: its first line, cut to ``limit`` characters."""
     line = command.strip().splitlines()[0] if command.strip() else ""
     return line if len(line) <= limit else line[:limit] + "…"
 
@@ -53,7 +56,7 @@ class EphemeralPolicy:
     text: str = "[`{cmd}` result expired {age} results ago; the state may have changed — rerun it if needed]"
 
     def placeholder(self, command: str, age: int) -> str:
-        return self.text.format(cmd=_first_line(command), age=age)
+        return self.text.format(cmd=first_line(command), age=age)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from typing import Any
 from ._chain import heal_entry, heal_sites, relinked_parent, repointed, unanswered
 from ._entries import REMOVE, Entry, all_but_newest, blocks, replace_blocks
 from ._policies import PrunePolicy
+from ._refusals import INTERRUPT, refusal
 from ._report import LoadReport
 from ._rewritten import Rewritten
 
@@ -28,15 +29,13 @@ def is_api_error(entry: Entry) -> bool:
 
 
 def is_interrupted(entry: Entry, block: Mapping[str, Any]) -> bool:
-    """A result of a call that was stopped while it ran (not refused before it ran).
+    """A result of a call that was stopped, or rejected with "STOP … wait for the user" — in any harness version.
 
-    Claude Code 2.x marks it ``toolDenialKind: "user-rejected"`` with no ``permissionDecision`` (a refusal
-    always records the decision); older versions wrote ``[Request interrupted …`` into an error result.
+    Claude Code after 2.1.39 marks it ``toolDenialKind: "user-rejected"`` with no ``permissionDecision`` (a refusal
+    always records the decision); earlier versions wrote the fixed sentence as an error result, or
+    ``[Request interrupted …`` (see `refusal`).
     """
-    if entry.get("toolDenialKind") == "user-rejected" and "permissionDecision" not in entry:
-        return True
-    content = block.get("content")
-    return bool(block.get("is_error")) and type(content) is str and "[Request interrupted" in content
+    return refusal(entry, block) == INTERRUPT
 
 
 def _answers(block: Any, dead: set[str]) -> bool:
@@ -47,15 +46,35 @@ def _answers(block: Any, dead: set[str]) -> bool:
     return (kind == "tool_use" and block.get("id") in dead) or (kind == "tool_result" and block.get("tool_use_id") in dead)
 
 
+def odd_entries(entries: Sequence[Any]) -> list[str]:
+    """One note per entry a load passes through untouched because it is malformed (not an object, or a
+    ``parentUuid`` that is neither a string nor null): the layers never raise on them."""
+    notes: list[str] = []
+    for i, entry in enumerate(entries):
+        if type(entry) is not dict:
+            notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
+            continue
+        parent = entry.get("parentUuid")
+        if parent is not None and type(parent) is not str:
+            notes.append(f"entry {i} has a parentUuid that is a {type(parent).__name__}: left as it is")
+    return notes
+
+
+def shared_uuid_note(uid: str) -> str:
+    return f"uuid {uid} is carried by more than one entry: only the removed copy went, links to it stay"
+
+
 def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewritten:
     """Clean the transcript the way `PrunePolicy` says, keeping it a valid conversation.
 
     Removed entries are re-linked (as `relink` does) and unanswered calls healed (as `heal_orphans` does). A
     ``tool_result`` is never removed while its ``tool_use`` stays: a dropped denial takes both blocks and
-    nothing else of either message. Compact summaries and meta entries are never dropped or rewritten. The
-    input is not modified.
+    nothing else of either message. Compact summaries and meta entries are never dropped and their content is
+    never rewritten (only a link to a removed parent is re-pointed). Malformed entries pass through, noted in
+    the report. The input is not modified.
     """
     policy = policy or PrunePolicy()
+    notes = odd_entries(entries)
 
     # --- pass 1: what is there -------------------------------------------------------------------------
     denied: list[str] = []
@@ -64,41 +83,43 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
     calls_at: dict[int, list[str]] = {}  # assistant entry index -> its tool_use ids
     kinds = policy.denial_kinds
     for i, entry in enumerate(entries):
+        if type(entry) is not dict:
+            continue
         message = entry.get("message")
         content = message.get("content") if type(message) is dict else None
         protected = entry.get("isCompactSummary") or entry.get("isMeta")
-        if type(content) is list:
-            for block in content:
-                if type(block) is not dict:
+        if type(content) is not list:
+            continue
+        for block in content:
+            if type(block) is not dict:
+                continue
+            kind = block.get("type")
+            if kind == "tool_result":
+                tool_use_id = block.get("tool_use_id")
+                if not isinstance(tool_use_id, str):
                     continue
-                kind = block.get("type")
-                if kind == "tool_result":
-                    tool_use_id = block.get("tool_use_id")
-                    answered.add(tool_use_id)
-                    if protected:
-                        in_protected.add(tool_use_id)
-                elif kind == "tool_use":
-                    tool_id = block.get("id")
-                    if protected:
-                        in_protected.add(tool_id)
-                    if isinstance(tool_id, str) and entry.get("type") == "assistant":
-                        calls_at.setdefault(i, []).append(tool_id)
-        if not protected and entry.get("toolDenialKind") in kinds and type(content) is list:
-            # A denial answers one call: its first tool_result (unless the call was interrupted instead).
-            first = next((b for b in content if type(b) is dict and b.get("type") == "tool_result"), None)
-            if first is not None and not is_interrupted(entry, first):
-                tool_use_id = first.get("tool_use_id")
-                if isinstance(tool_use_id, str) and tool_use_id not in denied:
+                answered.add(tool_use_id)
+                if protected:
+                    in_protected.add(tool_use_id)
+                elif refusal(entry, block) in kinds and tool_use_id not in denied:
                     denied.append(tool_use_id)
+            elif kind == "tool_use":
+                tool_id = block.get("id")
+                if not isinstance(tool_id, str):
+                    continue
+                if protected:
+                    in_protected.add(tool_id)
+                if entry.get("type") == "assistant":
+                    calls_at.setdefault(i, []).append(tool_id)
     candidates = all_but_newest(denied, policy.keep_denials)
     dead = {x for x in candidates if x not in in_protected}
 
-    # --- pass 2: rewrite and mark (out[i] is entries[i] or its replacement; None: gone, nothing links to it)
+    # --- pass 2: rewrite and mark (out[i] is entries[i] or its replacement; gone[i]: removed) -------------
     out: list[Any] = []
-    drop: dict[str, Any] = {}  # uuid of a removed entry -> its parentUuid (relink walks up through it)
-    uuidless_gone = api_errors = neutralized = 0
-    for entry in entries:
-        if entry.get("isCompactSummary") or entry.get("isMeta"):
+    gone: set[int] = set()
+    api_errors = neutralized = 0
+    for i, entry in enumerate(entries):
+        if type(entry) is not dict or entry.get("isCompactSummary") or entry.get("isMeta"):
             out.append(entry)
             continue
         content = blocks(entry)
@@ -117,13 +138,8 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
             else:
                 remove = True
         if remove:
-            uid = entry.get("uuid")
-            if isinstance(uid, str):
-                drop[uid] = entry.get("parentUuid")
-                out.append(entry)
-            else:
-                uuidless_gone += 1
-                out.append(None)
+            gone.add(i)
+            out.append(entry)
             continue
         if policy.neutralize_interrupts and content and entry.get("type") == "user":
             hits = [j for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result" and is_interrupted(entry, b)]
@@ -135,19 +151,32 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
                 neutralized += len(hits)
         out.append(current)
 
+    # A removed entry's uuid is gone only if no surviving entry carries it too (a duplicate line, a retried
+    # write): links to a uuid that still exists must keep pointing at it.
+    drop: dict[str, Any] = {}  # uuid of a removed entry -> its parentUuid (relink walks up through it)
+    for i in sorted(gone):
+        uid = entries[i].get("uuid")
+        if isinstance(uid, str):
+            drop.setdefault(uid, entries[i].get("parentUuid"))
+    if drop:
+        for i, entry in enumerate(entries):
+            uid = entry.get("uuid") if type(entry) is dict and i not in gone else None
+            if isinstance(uid, str) and uid in drop:
+                del drop[uid]
+                notes.append(shared_uuid_note(uid))
+
     # --- heal: which surviving calls are unanswered, and where their answer goes -------------------------
     survivor = relinked_parent(drop)
     heals: dict[int, list[str]] = {}
     if policy.heal_orphans:
-        gone = {i for i in calls_at if out[i] is None or out[i].get("uuid") in drop}
         orphans_at = unanswered(calls_at, answered | dead, skip=gone)
         if orphans_at:
             children: dict[str, list[int]] = {}
             for i, entry in enumerate(out):
-                if entry is None or entry.get("uuid") in drop:
+                if i in gone or type(entry) is not dict:
                     continue
                 parent = entry.get("parentUuid")
-                if parent is not None and parent in drop:
+                if type(parent) is str and parent in drop:
                     parent = survivor(parent)
                 if isinstance(parent, str):
                     children.setdefault(parent, []).append(i)
@@ -158,9 +187,9 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
     # --- pass 3: drop, re-point every link (to the nearest survivor, then past a heal entry), insert heals
     final: list[dict[str, Any]] = []
     for i, entry in enumerate(out):
-        if entry is None or entry.get("uuid") in drop:
+        if i in gone:
             continue
-        final.append(repointed(entry, drop, survivor, heal_of))
+        final.append(repointed(entry, drop, survivor, heal_of) if type(entry) is dict else entry)
         if i in inserted:
             final.append(inserted[i])
 
@@ -169,6 +198,7 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
         api_errors_dropped=api_errors,
         interrupts_neutralized=neutralized,
         orphans_healed=sum(len(ids) for ids in heals.values()),
-        pruned=len(drop) + uuidless_gone,
+        pruned=len(gone),
+        notes=tuple(notes),
     )
     return Rewritten(final, report)

@@ -21,15 +21,19 @@ class LoadReport:
     interrupts_neutralized: int = 0  # interrupted-call results replaced by a neutral note
     orphans_healed: int = 0  # tool_use blocks given a synthetic result
     pruned: int = 0  # entries removed from the transcript in total
+    # What the load found odd and passed through or repaired (a line that is not an object, a parentUuid that
+    # is not a string, a uuid two entries share): one line each. They change nothing the counts above count.
+    notes: tuple[str, ...] = ()
 
     def __add__(self, other: LoadReport) -> LoadReport:
         return LoadReport(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def __bool__(self) -> bool:
-        return any(getattr(self, f.name) for f in fields(self) if f.name != "kept")
+        """Whether the load changed what the model is sent (``kept`` and ``notes`` change nothing)."""
+        return any(getattr(self, f.name) for f in fields(self) if f.name not in ("kept", "notes"))
 
-    def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: list(self.notes) if f.name == "notes" else getattr(self, f.name) for f in fields(self)}
 
     def summary(self) -> str:
         """One line for a status bar, e.g. ``trimmed 12 tool results (kept 20), saved ~48k tokens; …``."""
@@ -43,6 +47,8 @@ class LoadReport:
         repaired = self.interrupts_neutralized + self.orphans_healed
         if repaired:
             parts.append(f"repaired {repaired} interrupted call{_s(repaired)}")
+        if self.notes:
+            parts.append(f"noted {len(self.notes)} odd entr{'y' if len(self.notes) == 1 else 'ies'}")
         return "; ".join(parts) if parts else "nothing trimmed"
 
 

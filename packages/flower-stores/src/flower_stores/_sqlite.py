@@ -89,7 +89,72 @@ def _prefix_range(prefix: str) -> tuple[str, str]:
 
 
 def _dumps(entry: Any) -> str:
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    """The entry as JSON text SQLite can store: UTF-8 as is, escaped only where UTF-8 cannot hold it.
+
+    A lone surrogate (``"\\ud83d"`` — a tool output cut inside an emoji) is valid JSON and a valid Python str,
+    but not encodable UTF-8, so binding it would fail the whole batch. Such an entry is written with ASCII
+    escapes instead, which ``json.loads`` turns back into the very same string: stored losslessly.
+    """
+    payload = _encode(entry)
+    if not payload.isascii():
+        try:
+            payload.encode("utf-8")
+        except UnicodeEncodeError:
+            payload = _encode_ascii(entry)
+    return payload
+
+
+# Built once: ``json.dumps`` with any option builds a new encoder per call, which costs more than encoding a
+# small entry.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+
+
+# Rows are parsed as one JSON array per slice of about this many characters (and at most _ROWS_PER_PARSE rows):
+# one ``json.loads`` per row costs more than the parse itself for small entries — the decoder's Python-level
+# setup runs per call, and its key cache (which makes every "parentUuid" one shared string) is per call too —
+# while one parse of a whole 20 MB transcript would hold the GIL for its whole duration and freeze the event
+# loop the load runs beside. A slice holds the GIL for a millisecond or two.
+_CHARS_PER_PARSE = 1 << 18
+_ROWS_PER_PARSE = 256
+
+
+def _parsed(payloads: list[str]) -> Iterator[Any]:
+    loads = json.loads
+    start = 0
+    n = len(payloads)
+    while start < n:
+        end = start
+        size = 0
+        while end < n and size < _CHARS_PER_PARSE and end - start < _ROWS_PER_PARSE:
+            size += len(payloads[end])
+            end += 1
+        parsed = None
+        if end - start > 1:
+            try:
+                parsed = loads("[" + ",".join(payloads[start:end]) + "]")
+            except ValueError:
+                parsed = None
+            if parsed is not None and len(parsed) != end - start:
+                parsed = None  # a row that is not one JSON value (a damaged file): let it fail on its own below
+        if parsed is None:
+            parsed = [loads(p) for p in payloads[start:end]]
+        yield from parsed
+        start = end
+
+
+def _uid_key(uid: str) -> str | bytes:
+    """The ``uid`` column value: the uuid itself, or — if it holds a lone surrogate — its bytes as a BLOB.
+
+    A BLOB never equals a TEXT value in SQLite, so the odd uuid cannot collide with a normal one.
+    """
+    if uid.isascii():
+        return uid
+    try:
+        uid.encode("utf-8")
+    except UnicodeEncodeError:
+        return uid.encode("utf-8", "surrogatepass")
+    return uid
 
 
 class SqliteSessionStore:
@@ -211,16 +276,18 @@ class SqliteSessionStore:
     def _append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
         k = store_key(key)
         # Serialise before taking the write lock: the lock is shared by every process on this file.
-        batch: list[tuple[str | None, str, SessionStoreEntry]] = []
-        seen: set[str] = set()
+        # Anything the SDK hands over is stored, whatever its content: a line that is not an object has no uuid
+        # (never deduplicated) and is left out of the summary fold, which reads objects only.
+        batch: list[tuple[str | bytes | None, str, SessionStoreEntry]] = []
+        seen: set[str | bytes] = set()
         for entry in entries:
-            uid = entry.get("uuid")
-            uid = uid if isinstance(uid, str) else None
-            if uid is not None:
-                if uid in seen:
+            uid = entry.get("uuid") if type(entry) is dict else None
+            key_uid = _uid_key(uid) if type(uid) is str else None
+            if key_uid is not None:
+                if key_uid in seen:
                     continue
-                seen.add(uid)
-            batch.append((uid, _dumps(entry), entry))
+                seen.add(key_uid)
+            batch.append((key_uid, _dumps(entry), entry))
         with self._transaction() as db:
             if seen:
                 stored = self._stored_uids(db, k, seen)
@@ -241,11 +308,11 @@ class SqliteSessionStore:
                 (k, now, seq + len(batch)),
             )
             if key.get("subpath") is None:
-                self._fold_summary(db, key, [entry for _, _, entry in batch], now)
+                self._fold_summary(db, key, [entry for _, _, entry in batch if type(entry) is dict], now)
 
     @staticmethod
-    def _stored_uids(db: sqlite3.Connection, k: str, uids: Iterable[str]) -> set[str]:
-        found: set[str] = set()
+    def _stored_uids(db: sqlite3.Connection, k: str, uids: Iterable[str | bytes]) -> set[str | bytes]:
+        found: set[str | bytes] = set()
         pending = list(uids)
         for start in range(0, len(pending), _PARAMS_PER_QUERY):
             chunk = pending[start : start + _PARAMS_PER_QUERY]
@@ -274,13 +341,19 @@ class SqliteSessionStore:
 
     def load_sync(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """`load` without the worker thread, for synchronous callers (and benchmarks)."""
+        entries = self.iter_entries(key)
+        return None if entries is None else list(entries)
+
+    def iter_entries(self, key: SessionKey) -> Iterator[SessionStoreEntry] | None:
+        """The entries of ``key`` in append order, parsed as they are consumed (None if nothing is stored).
+
+        The rows are read at once; the JSON is parsed a slice at a time, so a consumer that looks at each entry
+        as it comes (the load-time rewrite does) reads it while it is still in cache.
+        """
         payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
         if not payloads:
             return None
-        # Row by row, not one json.loads of a joined array: a single 20 MB parse is one C call that holds the
-        # GIL throughout, and would freeze the event loop this load runs beside for its whole duration.
-        loads = json.loads
-        return [loads(p) for p in payloads]
+        return _parsed(payloads)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         return await anyio.to_thread.run_sync(self._list_sessions, project_key)

@@ -10,8 +10,9 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._entries import Entry, all_but_newest, block_text, blocks, replace_blocks
+from ._entries import Entry, all_but_newest, block_text, blocks, replace_blocks, replaced_content
 from ._policies import TrimPolicy
+from ._refusals import refusal
 from ._report import LoadReport
 from ._rewritten import Rewritten
 
@@ -67,11 +68,17 @@ class Spiller:
         self._prefix = "" if shown == "." else shown + "/"
 
     def pointer(self, text: str, *, write: bool = True) -> str | None:
-        """The pointer that replaces ``text`` (its spill file written first), or None if it cannot be written."""
+        """The pointer that replaces ``text`` (its spill file written first), or None to leave ``text`` alone:
+        when the file cannot be written (a pointer to nothing would lose the text), or when the pointer would
+        not be shorter than the text — which also keeps a short note another step wrote (an expired glance)
+        from being spilled and counted twice."""
         name = _spill_name(text)
+        pointer = self._policy.placeholder(self._prefix + name, len(text))
+        if len(pointer) >= len(text):
+            return None
         if write and not _write_once(os.path.join(self._dir, name), text):
-            return None  # a pointer to nothing would lose the text
-        return self._policy.placeholder(self._prefix + name, len(text))
+            return None
+        return pointer
 
 
 def trim(
@@ -84,7 +91,9 @@ def trim(
     """Replace all but the newest ``policy.keep_recent`` large tool results by a pointer to a spill file.
 
     A result is large when its text has at least ``policy.min_chars`` characters; results holding images or
-    documents are never trimmed, nor are compact summaries and meta entries. The spill file is written first
+    documents are never trimmed, nor are compact summaries and meta entries, nor the harness's own words for a
+    call that did not run (see `refusal`). Only the text moves: a list result keeps its other parts (a
+    ``tool_reference``, a ``search_result``) beside the pointer. The spill file is written first
     (``write_spill=False`` only computes the rewrite); if it cannot be written, that result stays as it is —
     a pointer to nothing would lose the text. The input is not modified.
     """
@@ -95,10 +104,10 @@ def trim(
     sites: list[tuple[int, int, str]] = []
     min_chars = policy.min_chars
     for i, entry in enumerate(entries):
-        if entry.get("type") != "user" or entry.get("isCompactSummary") or entry.get("isMeta"):
+        if type(entry) is not dict or entry.get("type") != "user" or entry.get("isCompactSummary") or entry.get("isMeta"):
             continue  # tool results live in user entries
         for j, block in enumerate(blocks(entry)):
-            if type(block) is dict and block.get("type") == "tool_result":
+            if type(block) is dict and block.get("type") == "tool_result" and refusal(entry, block) is None:
                 text = block_text(block)
                 if text is not None and len(text) >= min_chars:
                     sites.append((i, j, text))
@@ -117,6 +126,6 @@ def trim(
     for i, replacements in by_entry.items():
         content = list(out[i]["message"]["content"])
         for j, pointer in replacements.items():
-            content[j] = {**content[j], "content": pointer}
+            content[j] = {**content[j], "content": replaced_content(content[j], pointer)}
         out[i] = replace_blocks(out[i], content)
     return Rewritten(out, LoadReport(trimmed=trimmed, kept=len(sites) - len(targets), chars_saved=saved))
