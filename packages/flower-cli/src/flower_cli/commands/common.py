@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..result import StepResult
     from ..runtime import Runtime
 
-__all__ = ["ensure_credentials", "exit_code_for", "interactive", "make_view", "rescued", "show_settings"]
+__all__ = ["ensure_credentials", "exit_code_for", "finish", "interactive", "make_view", "rescued", "show_settings"]
 
 
 def interactive() -> bool:
@@ -53,6 +53,26 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     finally:
         restore()
         runtime.close()
+
+
+def finish(opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any) -> None:
+    """How ``once`` and ``run`` end, the same way: notes, the answer, the closing line.
+
+    The answer (the final step's final text) goes to stdout — or, with ``--json``, a last ``done`` event
+    carrying it and ``done``'s fields. Each step already drew its own one ``+ done``/``x failed`` line from
+    its ``result`` event; this adds the run's closing line (total cost, manifest) on stderr.
+    """
+    for note in runtime.manifest.notes:
+        view.line(f"  ! {note}", "yellow")
+    ok = answer is not None and answer.ok and not done.get("failed_at")
+    text = answer.text if answer is not None else ""
+    if opts.json:
+        sink.emit({"kind": "done", "ok": ok, "text": text, "error": answer.error if answer else None,
+                   "session_id": answer.session_id if answer else None, "cost_usd": runtime.total_cost(), **done})
+    elif ok and text:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        sys.stdout.flush()
+    view.closing(runtime.total_cost(), str(runtime.manifest_path))
 
 
 def show_settings(view: Renderer) -> None:
