@@ -52,6 +52,7 @@ class Renderer:
         self.context = 0
         self.width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 110))
         self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
+        self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -69,7 +70,7 @@ class Renderer:
         parts = []
         if self.context:
             parts.append(f"context {_tokens(self.context)}")
-        parts.append(f"cost ${self.cost:.2f}")
+        parts.append(f"cost ${self.cost + self._running:.2f}")
         parts.append(_clock(time.monotonic() - self.started))
         return "  - " + " · ".join(parts)
 
@@ -114,6 +115,9 @@ class Renderer:
             if self.verbose:
                 self.line(f"  < {event.text[:200]}", "dim")
         elif kind == "turn":
+            total = p.get("total_cost_usd")
+            if isinstance(total, (int, float)):
+                self._running = max(self._running, float(total))
             waiting = p.get("live_workers") or []
             if waiting:
                 names = ", ".join(str(w.get("description") or w.get("id")) for w in waiting)
@@ -122,6 +126,7 @@ class Renderer:
             # One line per step (a judge round is a step of its own), however many turns the step took.
             cost = float(p.get("cost_usd") or 0.0)
             self.cost += cost
+            self._running = 0.0
             elapsed = _clock(time.monotonic() - self.started)
             if p.get("is_error"):
                 self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
