@@ -76,10 +76,12 @@ def test_renderer_accumulates_cost_and_context_across_events() -> None:
     out = io.StringIO()
     view = Renderer(out, color=False)
     view.render(normalize(AssistantMessage(content=[TextBlock("hi")], model="m", usage={"input_tokens": 4200}))[0])
-    for cost in (0.25, 0.5):  # two steps, each closing with its own result event
-        view.render(Event("result", "success", payload={"cost_usd": cost, "num_turns": 1, "is_error": False}))
-    # an SDK turn's running total is never added (it would count the first turn twice)
-    view.render(normalize(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s", total_cost_usd=9.0))[0])
+    for cost in (0.25, 0.5):  # two steps: turns show the running cost, each step closes with its own result
+        for running in (cost / 2, cost):
+            view.render(normalize(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s", total_cost_usd=running))[0])
+        assert f"${view.cost + cost:.2f}" in view.status()
+        view.render(Event("result", "success", payload={"cost_usd": cost, "num_turns": 2, "is_error": False}))
+    # the turns' running totals are never added up (that would count the first turn twice)
     assert view.cost == 0.75 and view.context == 4200
     assert "context 4.2K" in view.status() and "$0.75" in view.status()
     assert out.getvalue().count("+ done") == 2
