@@ -57,31 +57,31 @@ __all__ = [
 
 _HOMES = {
     "AgentSpec": "spec",
-    "BRIEF_SECTIONS": "roles",
-    "CLARIFIER_RULES": "roles",
-    "COORDINATOR_RULES": "roles",
+    "BRIEF_SECTIONS": "rules",
+    "CLARIFIER_RULES": "rules",
+    "COORDINATOR_RULES": "rules",
     "Channel": "channel",
     "CompactPolicy": "spec",
     "CredentialsError": "runtime",
     "Event": "events",
-    "GOAL_SECTIONS": "roles",
+    "GOAL_SECTIONS": "rules",
     "HARNESS_SCHEDULERS": "guards",
     "IsolatedAgentDefinition": "roles",
     "IsolationError": "roles",
-    "JUDGE_RULES": "roles",
+    "JUDGE_RULES": "rules",
     "Lineage": "lineage",
     "Manifest": "manifest",
-    "ORACLE_RULES": "roles",
+    "ORACLE_RULES": "rules",
     "PLUGIN_DIR": "options",
     "Runtime": "runtime",
     "Step": "workflow",
     "StepAbort": "workflow",
     "StepResult": "result",
     "StepRunner": "workflow",
-    "UNVERIFIABLE_MARK": "roles",
-    "VERDICT_SECTIONS": "roles",
-    "VERDICT_STATES": "roles",
-    "WORKER_RULES": "roles",
+    "UNVERIFIABLE_MARK": "rules",
+    "VERDICT_SECTIONS": "rules",
+    "VERDICT_STATES": "rules",
+    "WORKER_RULES": "rules",
     "Workers": "events",
     "Workflow": "workflow",
     "WorkflowError": "workflow",
@@ -107,7 +107,8 @@ if TYPE_CHECKING:
     from .manifest import Manifest
     from .options import PLUGIN_DIR, build_options
     from .result import StepResult
-    from .roles import BRIEF_SECTIONS, CLARIFIER_RULES, COORDINATOR_RULES, GOAL_SECTIONS, IsolatedAgentDefinition, IsolationError, JUDGE_RULES, ORACLE_RULES, UNVERIFIABLE_MARK, VERDICT_SECTIONS, VERDICT_STATES, WORKER_RULES, clarify, coordinator, judge, oracle, worker
+    from .roles import IsolatedAgentDefinition, IsolationError, clarify, coordinator, judge, oracle, worker
+    from .rules import BRIEF_SECTIONS, CLARIFIER_RULES, COORDINATOR_RULES, GOAL_SECTIONS, JUDGE_RULES, ORACLE_RULES, UNVERIFIABLE_MARK, VERDICT_SECTIONS, VERDICT_STATES, WORKER_RULES
     from .runtime import CredentialsError, Runtime
     from .spec import AgentSpec, CompactPolicy
     from .workflow import Step, StepAbort, StepRunner, Workflow, WorkflowError
