@@ -179,3 +179,31 @@ def test_json_carries_every_event_up_to_the_final_result(claude_env: ScriptedSer
     assert bash_calls == {"write alpha": "echo alpha > alpha.txt", "write beta": "echo beta > beta.txt"}
     notified = [e for e in events if e["kind"] == "task" and e["payload"].get("kind") == "TaskNotificationMessage"]
     assert sorted(e["payload"]["worker"]["description"] for e in notified) == ["write alpha", "write beta"]
+
+
+def test_once_with_a_background_agent_has_one_closing_line_and_the_final_answer(claude_env: ScriptedServer, workspace: Path) -> None:
+    main = when_main()
+
+    def script() -> None:
+        helper = dispatch("look around", Text("HELPER-DONE: nothing odd"), prompt="PIECE-LOOK: look around")
+        claude_env.script(
+            *keyed(main & ~when_notified(), Turn([helper]), Text("Sent a helper; waiting.")),
+            Step(Text("The helper found nothing odd."), main & when_notified("HELPER-DONE")),
+        )
+
+    script()
+    done = flower("once", "-t", "Agent", "check the workspace", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The helper found nothing odd.\n", "the answer is the final turn's, not every turn's"
+    assert done.stderr.count("+ done") == 1 and done.stderr.count("total cost $") == 1
+
+    script()
+    done = flower("--json", "once", "-t", "Agent", "check the workspace", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert kinds[-2:] == ["result", "done"] and kinds.count("turn") == 2 and kinds.count("result") == 1
+    assert events[-1]["text"] == "The helper found nothing odd."
+
+    rows = json.loads((workspace / "runs" / "manifest.json").read_text())
+    assert [r["text"] for r in rows] == ["The helper found nothing odd."] * 2 and all(r["turns"] == 2 for r in rows)
