@@ -21,7 +21,7 @@ from .spec import AgentSpec, CompactPolicy
 
 # This module is imported only by code that builds roles or runs workflows, never on `flower --help`'s path,
 # so the SDK (needed for the worker type) can be imported at the top.
-from claude_agent_sdk import AgentDefinition
+from claude_agent_sdk import AgentDefinition, EffortLevel, PermissionMode
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -102,9 +102,9 @@ def worker(
     *,
     tools: Sequence[str] | None = None,
     model: str | None = "inherit",
-    effort: Any = None,
+    effort: EffortLevel | int | None = None,
     max_turns: int | None = None,
-    permission_mode: Any = None,
+    permission_mode: PermissionMode | None = None,
     skills: Sequence[str] | None = None,
     discipline: bool = True,
     isolate: bool = False,

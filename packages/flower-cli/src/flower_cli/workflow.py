@@ -42,6 +42,8 @@ from .result import StepResult
 from .spec import AgentSpec
 
 if TYPE_CHECKING:
+    from flower_workbench import Workbench
+
     from .channel import Channel
 
 __all__ = [
@@ -164,7 +166,7 @@ class Workflow:
     name: str = "workflow"
     context: Ctx = field(default_factory=dict)
     channel: Channel | None = None
-    workbench: Any = None
+    workbench: Workbench | bool | None = None
     continuous: bool = True
 
     def __post_init__(self) -> None:
