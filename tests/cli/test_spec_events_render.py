@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
-from flower_cli import PLUGIN_DIR, AgentSpec, CompactPolicy, build_options, normalize
+from flower_cli import PLUGIN_DIR, AgentSpec, CompactPolicy, Event, build_options, normalize
 from flower_cli.render import Renderer, sanitize
 
 
@@ -29,6 +29,10 @@ def test_build_options_appends_instructions_and_is_portable(tmp_path: Path) -> N
     assert opts.session_store_flush == "eager"
     assert opts.env == {"A": "1", "DISABLE_AUTO_COMPACT": "1"}
     assert opts.resume == "sid" and opts.fork_session is True and opts.max_budget_usd == 1.5
+    # the harness's own schedulers are off unless the role names them
+    assert {"Workflow", "ScheduleWakeup"} <= set(opts.disallowed_tools)
+    opted_in = build_options(AgentSpec("r", "", allowed_tools=["Read", "Workflow"]), cwd=tmp_path)
+    assert "Workflow" not in opted_in.disallowed_tools and "ScheduleWakeup" in opted_in.disallowed_tools
     assert build_options(spec, cwd=tmp_path, portable=False).setting_sources == ["project"]
 
 
@@ -59,7 +63,8 @@ def test_normalize_tool_calls_results_context_and_subagents() -> None:
     assert result.subagent and result.payload["is_error"] and len(result.text) == 500
     res = ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=2, session_id="s", total_cost_usd=0.5)
     [done] = normalize(res)
-    assert done.kind == "result" and done.payload["cost_usd"] == 0.5
+    # an SDK result ends one main-thread turn; the step's own "result" event comes from the Runtime
+    assert done.kind == "turn" and done.payload["total_cost_usd"] == 0.5 and done.payload["num_turns"] == 2
 
 
 def test_sanitize_removes_escape_sequences() -> None:
@@ -71,8 +76,13 @@ def test_renderer_accumulates_cost_and_context_across_events() -> None:
     out = io.StringIO()
     view = Renderer(out, color=False)
     view.render(normalize(AssistantMessage(content=[TextBlock("hi")], model="m", usage={"input_tokens": 4200}))[0])
-    for cost in (0.25, 0.5):
-        view.render(normalize(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s", total_cost_usd=cost))[0])
+    for cost in (0.25, 0.5):  # two steps: turns show the running cost, each step closes with its own result
+        for running in (cost / 2, cost):
+            view.render(normalize(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s", total_cost_usd=running))[0])
+        assert f"${view.cost + cost:.2f}" in view.status()
+        view.render(Event("result", "success", payload={"cost_usd": cost, "num_turns": 2, "is_error": False}))
+    # the turns' running totals are never added up (that would count the first turn twice)
     assert view.cost == 0.75 and view.context == 4200
     assert "context 4.2K" in view.status() and "$0.75" in view.status()
+    assert out.getvalue().count("+ done") == 2
     assert "\x1b" not in out.getvalue()

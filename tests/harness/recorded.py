@@ -77,6 +77,56 @@ class RecordedRequest:
         return [b.get("text", "") for b in self.blocks("user") if b.get("type") == "text"]
 
     @property
+    def system_text(self) -> str:
+        """The system prompt: the ``system`` field plus any system-role message (where a role's rules land)."""
+        body = self.json
+        parts: list[str] = []
+        if isinstance(body, dict):
+            system = body.get("system")
+            if isinstance(system, str):
+                parts.append(system)
+            elif isinstance(system, list):
+                parts.extend(b.get("text", "") for b in system if isinstance(b, dict))
+        for message in self.messages:
+            if message.get("role") == "system":
+                content = message.get("content")
+                if isinstance(content, str):
+                    parts.append(content)
+                elif isinstance(content, list):
+                    parts.extend(b.get("text", "") for b in content if isinstance(b, dict))
+        return "\n".join(parts)
+
+    @property
+    def is_subagent(self) -> bool:
+        """A subagent's request (an Agent-tool worker): the harness marks its system header ``cc_is_subagent``."""
+        return "cc_is_subagent=true" in self.system_text
+
+    @property
+    def last_user_text(self) -> str:
+        """Every text block of the newest user message (system reminders included)."""
+        for message in reversed(self.messages):
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+        return ""
+
+    @property
+    def notifications(self) -> list[str]:
+        """The ``<task-notification>`` blocks of the newest user message: a worker's report waking the main thread."""
+        text = self.last_user_text
+        out: list[str] = []
+        start = text.find("<task-notification>")
+        while start != -1:
+            end = text.find("</task-notification>", start)
+            end = len(text) if end == -1 else end + len("</task-notification>")
+            out.append(text[start:end])
+            start = text.find("<task-notification>", end)
+        return out
+
+    @property
     def first_user_text(self) -> str:
         """The text of the first user message without harness reminders: the prompt of this agent."""
         for message in self.messages:

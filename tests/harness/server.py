@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .recorded import RecordedRequest
-from .replies import ApiError, Drop, Hang, Outage, Reply, Step, Turn, Text
+from .replies import After, ApiError, Drop, Hang, Outage, Reply, Step, Text, Turn, attached_steps
 from .validation import validate_messages
 
 __all__ = ["ScriptedServer"]
@@ -198,13 +198,20 @@ class ScriptedServer:
     # --- scripting -----------------------------------------------------------------------------------
 
     def script(self, *steps: Reply | Step | Callable[[RecordedRequest], Reply] | Iterable[Any]) -> ScriptedServer:
-        """Queue steps, in order. A bare reply answers the next model request, whatever it is."""
+        """Queue steps, in order. A bare reply answers the next model request, whatever it is.
+
+        With several agents talking to the server (workers, roles), key replies to their agent (`Step` with
+        a `Match`, or `keyed`): a bare reply would go to whichever agent asks first.
+        """
         flat: list[Step] = []
         for step in steps:
             if isinstance(step, (list, tuple)):
                 flat.extend(s if isinstance(s, Step) else Step(s) for s in step)
             else:
                 flat.append(step if isinstance(step, Step) else Step(step))  # type: ignore[arg-type]
+        # A dispatched worker's script comes along with the call (keyed on its prompt, so its place in the
+        # queue does not matter).
+        flat = [s for step in flat for s in (step, *attached_steps(step.reply))]
         with self._lock:
             self._steps.extend(flat)
         return self
@@ -278,6 +285,15 @@ class ScriptedServer:
             with self._lock:
                 self.unscripted.append(request)
             reply = Text(EXHAUSTED_TEXT)
+        while isinstance(reply, After):
+            try:
+                self.wait_for(reply.condition, timeout=reply.timeout)
+            except TimeoutError:
+                with self._lock:
+                    self.rejected.append((request, f"After: condition not met within {reply.timeout}s"))
+                handler.send_json(request, 500, _error_body("api_error", "scripted server: After condition never held"))
+                return
+            reply = reply.reply
         if reply.delay and self._stopping.wait(reply.delay):
             handler.cut()
             return

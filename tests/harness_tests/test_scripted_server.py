@@ -168,3 +168,71 @@ def test_steps_with_conditions_wait_for_their_request(scripted_api: ScriptedServ
     assert json.loads(raw)["content"][0]["text"] == "for the worker"
     _, _, raw = post(scripted_api, {"model": "m", "messages": [USER]})
     assert scripted_api.unscripted and "no step left" in json.loads(raw)["content"][0]["text"]
+
+
+# --- routing several agents: roles, workers, notifications ----------------------------------------------
+
+from harness import After, RecordedRequest, Turn, dispatch, keyed, seen, when_main, when_notified, when_prompt, when_subagent, when_system  # noqa: E402
+
+NOTIFICATION = (
+    "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>a1</task-id>\n"
+    "<status>completed</status>\n<result>ALPHA-DONE</result>\n</task-notification>\n</system-reminder>"
+)
+
+
+def request(system: str = "", messages: list[dict[str, Any]] | None = None) -> RecordedRequest:
+    body = {"model": "m", "system": [{"type": "text", "text": system}], "messages": messages or [USER]}
+    return RecordedRequest("POST", "/v1/messages", {}, json.dumps(body).encode())
+
+
+def answer(server: ScriptedServer, system: str = "", messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    _, _, raw = post(server, {"model": "m", "system": [{"type": "text", "text": system}], "messages": messages or [USER]})
+    return json.loads(raw)  # type: ignore[no-any-return]
+
+
+def test_matches_compose_and_read_role_worker_and_notification() -> None:
+    coordinator = request("x-anthropic-billing-header: cc_version=2; # How you coordinate")
+    worker = request("x-anthropic-billing-header: cc_version=2; cc_is_subagent=true; You code.", [{"role": "user", "content": "PIECE-A"}])
+    woken = request("# How you coordinate", [USER, {"role": "assistant", "content": "waiting"}, {"role": "user", "content": [{"type": "text", "text": NOTIFICATION}]}])
+    role = when_system("How you coordinate")
+    assert role(coordinator) and not role(worker) and when_subagent()(worker) and when_main()(coordinator)
+    assert (role & ~when_notified())(coordinator) and not (role & ~when_notified())(woken)
+    assert when_notified("ALPHA-DONE")(woken) and not when_notified("BETA")(woken) and not when_notified()(coordinator)
+    assert (when_prompt("PIECE-A") | role)(worker) and (when_prompt("PIECE-A") | role)(coordinator)
+    assert woken.notifications == [NOTIFICATION[NOTIFICATION.index("<task-notification>"):NOTIFICATION.index("\n</system-reminder>")]]
+    assert "How you coordinate" in repr(role & ~when_notified())
+
+
+def test_a_dispatch_queues_the_workers_own_script(scripted_api: ScriptedServer) -> None:
+    call = dispatch("write alpha", Text("worker step 1"), Text("worker step 2"), prompt="PIECE-A", subagent_type="coder")
+    assert call.input["subagent_type"] == "coder" and call.input["prompt"].startswith("PIECE-A")
+    scripted_api.script(*keyed(when_main(), Turn(["dispatching", call]), Text("main again")))
+    assert scripted_api.pending == 4
+    worker_messages = [{"role": "user", "content": call.input["prompt"]}]
+    assert answer(scripted_api, "cc_is_subagent=true", worker_messages)["content"][0]["text"] == "worker step 1"
+    main_turn = answer(scripted_api)
+    assert [b["type"] for b in main_turn["content"]] == ["text", "tool_use"]
+    assert answer(scripted_api, "cc_is_subagent=true", worker_messages)["content"][0]["text"] == "worker step 2"
+    assert answer(scripted_api)["content"][0]["text"] == "main again"
+    assert scripted_api.pending == 0
+
+
+def test_after_holds_a_reply_until_its_condition_holds(scripted_api: ScriptedServer) -> None:
+    import threading
+
+    scripted_api.script(
+        Step(After(seen(when_prompt("second")), Text("held")), when_prompt("first")),
+        Step(Text("released"), when_prompt("second")),
+    )
+    got: list[str] = []
+    first = threading.Thread(target=lambda: got.append(answer(scripted_api, messages=[{"role": "user", "content": "first"}])["content"][0]["text"]))
+    first.start()
+    scripted_api.wait_for(lambda s: len(s.message_requests) == 1)
+    time.sleep(0.3)
+    assert got == [], "the held reply waits for its condition"
+    assert answer(scripted_api, messages=[{"role": "user", "content": "second"}])["content"][0]["text"] == "released"
+    first.join(10)
+    assert got == ["held"]
+    scripted_api.script(After(lambda s: False, Text("never"), timeout=0.5))
+    status, _, _ = post(scripted_api, {"model": "m", "messages": [USER]})
+    assert status == 500 and "After" in scripted_api.rejected[-1][1]

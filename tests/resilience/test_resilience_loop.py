@@ -495,3 +495,26 @@ async def test_record_to_dict_is_json_ready(online: tuple[str, int]) -> None:
     await drain(stream)
     row = json.loads(json.dumps(stream.record.to_dict()))
     assert row["ok"] and row["resumed"] and len(row["attempts"]) == 2 and row["attempts"][0]["kind"] == "transient"
+
+
+async def test_background_agents_make_several_results_and_every_one_passes(online: tuple[str, int]) -> None:
+    # The main thread's first turn ends (result 1), a background worker's notification wakes it (result 2).
+    fake = FakeQuery([[init(S1), said("Dispatched.", S1), result(S1, cost=0.03, turns=2, text="Dispatched."),
+                       said("Final answer.", S1), result(S1, cost=0.05, turns=1, text="Final answer.")]])
+    stream = resilient_query(prompt="p", policy=FakeTime().policy(), query_fn=fake, probe_target=online)
+    messages = await drain(stream)
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["Dispatched.", "Final answer."]
+    record = stream.record
+    assert record.ok and len(record.attempts) == 1
+    assert record.num_turns == 3 and record.cost_usd == pytest.approx(0.05), "turns add up; cost is the last running total"
+
+
+async def test_a_failed_notification_turn_after_a_good_first_turn_is_resumed(online: tuple[str, int]) -> None:
+    fake = FakeQuery([
+        [init(S1), said("Dispatched.", S1), result(S1, cost=0.03, turns=2, text="Dispatched."), *outage(S1, cost=0.04)],
+        [init(S1), said("Final answer.", S1), result(S1, cost=0.05, text="Final answer.")],
+    ])
+    stream = resilient_query(prompt="p", policy=FakeTime().policy(), query_fn=fake, probe_target=online)
+    messages = await drain(stream)
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["Dispatched.", "Final answer."]
+    assert fake.calls[1].options.resume == S1 and stream.record.ok and len(stream.record.attempts) == 2

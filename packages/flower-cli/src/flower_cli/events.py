@@ -3,14 +3,21 @@
 ``normalize(message)`` turns one SDK message into zero or more `Event`s. Synthetic API errors (the
 harness's own "API Error: …" assistant rows) become ``kind="error"`` — never ``text`` — so they can not
 leak into a step's answer or the next step's prompt.
+
+Background workers: the harness runs Agent-tool subagents in the background and wakes the main thread
+with a task notification when one stops, so one query has several main-thread turns, each ending in an SDK
+``ResultMessage`` — a ``turn`` event here. The step's single ``result`` event comes from the Runtime when the
+last turn is over. `Workers` tags every event of a worker with ``payload["worker"]`` (its id — the task id,
+which is also the ``subagents/agent-<id>`` key of its transcript — and its description) and knows which
+workers are still live.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-__all__ = ["Event", "EventKind", "is_synthetic_error", "normalize", "usage_context"]
+__all__ = ["Event", "EventKind", "TERMINAL_STATUSES", "Workers", "is_synthetic_error", "normalize", "usage_context"]
 
 EventKind = Literal[
     "text",
@@ -19,6 +26,7 @@ EventKind = Literal[
     "tool_call",
     "tool_result",
     "result",
+    "turn",
     "error",
     "reset",
     "system",
@@ -106,13 +114,15 @@ def normalize(message: Any) -> list[Event]:
     if isinstance(message, sdk.UserMessage):
         return _user(sdk, message)
     if isinstance(message, sdk.ResultMessage):
+        # One main-thread turn is over; the step may go on (a worker's notification wakes the main thread).
         return [
             Event(
-                "result",
+                "turn",
                 message.subtype,
                 payload={
                     "session_id": message.session_id,
-                    "cost_usd": message.total_cost_usd or 0.0,
+                    # The harness process's running total, not this turn's cost: never add these up.
+                    "total_cost_usd": message.total_cost_usd or 0.0,
                     "num_turns": message.num_turns,
                     "is_error": message.is_error,
                     "api_error_status": message.api_error_status,
@@ -121,8 +131,7 @@ def normalize(message: Any) -> list[Event]:
             )
         ]
     if isinstance(message, (sdk.TaskStartedMessage, sdk.TaskProgressMessage, sdk.TaskNotificationMessage, sdk.TaskUpdatedMessage)):
-        text = getattr(message, "description", None) or getattr(message, "summary", None) or ""
-        return [Event("task", text, payload={"kind": type(message).__name__, "task_id": getattr(message, "task_id", "")})]
+        return [_task(message)]
     if isinstance(message, sdk.SystemMessage):
         data = message.data if isinstance(message.data, dict) else {}
         if message.subtype in ("compact_boundary", "microcompact_boundary"):
@@ -138,6 +147,105 @@ def normalize(message: Any) -> list[Event]:
     if isinstance(message, sdk.StreamEvent):
         return []
     return [Event("unknown", type(message).__name__)]
+
+
+TERMINAL_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})
+# Task types that are delegated agent work (the ones the harness wakes the main thread for); a background
+# shell is a task too, but it may run forever and is not a worker.
+_WORKER_TASK_TYPES = frozenset({"local_agent", "local_workflow"})
+
+
+def _task(message: Any) -> Event:
+    kind = type(message).__name__
+    payload: dict[str, Any] = {"kind": kind, "task_id": getattr(message, "task_id", "") or ""}
+    tool_use_id = getattr(message, "tool_use_id", None)
+    if tool_use_id:
+        payload["tool_use_id"] = tool_use_id
+    text = ""
+    if kind == "TaskStartedMessage":
+        text = message.description or ""
+        payload["task_type"] = message.task_type
+    elif kind == "TaskProgressMessage":
+        text = message.description or ""
+        payload["last_tool_name"] = message.last_tool_name
+    elif kind == "TaskNotificationMessage":
+        text = message.summary or ""
+        payload["status"] = message.status
+        payload["output_file"] = message.output_file
+    elif kind == "TaskUpdatedMessage":
+        patch = message.patch if isinstance(message.patch, dict) else {}
+        status = message.status or patch.get("status")
+        if status:
+            payload["status"] = status
+    return Event("task", text, payload=payload)
+
+
+class Workers:
+    """Which background worker each event belongs to, and which workers are still running.
+
+    Feed it every event of a step in order: `annotate` returns the event with ``payload["worker"] =
+    {"id", "description"}`` added to a worker's own events and to its task events. The Agent call names the
+    description, the task-started frame links the call to the task id, and a worker's messages point at the
+    call through ``parent_tool_use_id``.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[str, str] = {}  # Agent tool_use id -> description
+        self._task_of_call: dict[str, str] = {}  # Agent tool_use id -> task id
+        self._call_of_task: dict[str, str] = {}
+        self.tasks: dict[str, dict[str, str]] = {}  # task id -> {"id", "description", "status"}, in start order
+
+    @property
+    def live(self) -> dict[str, str]:
+        """Task id -> description of the workers that have not finished."""
+        return {tid: t["description"] for tid, t in self.tasks.items() if t["status"] not in TERMINAL_STATUSES}
+
+    def live_list(self) -> list[dict[str, str]]:
+        return [{"id": tid, "description": desc} for tid, desc in self.live.items()]
+
+    def summary(self) -> list[dict[str, str]]:
+        return [dict(t) for t in self.tasks.values()]
+
+    def _worker(self, call_id: str | None, task_id: str | None = None) -> dict[str, str] | None:
+        if call_id is None and task_id:
+            call_id = self._call_of_task.get(task_id)
+        if call_id is None:
+            return None
+        tid = task_id or self._task_of_call.get(call_id) or call_id
+        return {"id": tid, "description": self._calls.get(call_id, "")}
+
+    def annotate(self, event: Event) -> Event:
+        p = event.payload
+        if event.kind == "tool_call" and event.tool in ("Agent", "Task") and isinstance(p.get("id"), str):
+            raw = p.get("input")
+            inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            self._calls[p["id"]] = " ".join(str(inp.get("description") or inp.get("prompt") or "").split())[:80]
+        if event.kind == "task":
+            return self._task_event(event)
+        if event.subagent:
+            parent = p.get("parent_tool_use_id")
+            worker = self._worker(parent if isinstance(parent, str) else None)
+            if worker:
+                return replace(event, payload={**p, "worker": worker})
+        return event
+
+    def _task_event(self, event: Event) -> Event:
+        p = event.payload
+        tid = str(p.get("task_id") or "")
+        raw_call = p.get("tool_use_id")
+        call = raw_call if isinstance(raw_call, str) and raw_call else None
+        if call is not None and tid:
+            self._task_of_call[call] = tid
+            self._call_of_task[tid] = call
+            self._calls.setdefault(call, event.text)
+        status = p.get("status")
+        if p.get("kind") == "TaskStartedMessage" and tid and p.get("task_type") in (*_WORKER_TASK_TYPES, None):
+            description = self._calls.get(call, event.text) if call is not None else event.text
+            self.tasks[tid] = {"id": tid, "description": description, "status": "running"}
+        elif isinstance(status, str) and tid in self.tasks:
+            self.tasks[tid]["status"] = status
+        worker = self._worker(call, tid or None)
+        return replace(event, payload={**p, "worker": worker}) if worker else event
 
 
 def _assistant(sdk: Any, message: Any) -> list[Event]:

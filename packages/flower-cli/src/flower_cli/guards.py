@@ -12,9 +12,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher, HookJSONOutput
 
-__all__ = ["HANDS_ON", "delegate_guard", "merge_hooks", "whitelist_guard"]
+__all__ = ["HANDS_ON", "HARNESS_SCHEDULERS", "delegate_guard", "isolate_guard", "main_thread_guard", "merge_hooks", "whitelist_guard"]
 
 HANDS_ON = ("Bash", "Write", "Edit", "NotebookEdit")
+# The harness's own tools that schedule work outside the step (a multi-agent workflow it runs itself, a
+# wake-up or a cron prompt later). A step would "end" while work it cannot see goes on, so no role gets them
+# unless its spec names them in allowed_tools; build_options disallows the rest, which also takes them out
+# of the tool list the model sees (a denied call would still cost a turn).
+HARNESS_SCHEDULERS = ("Workflow", "ScheduleWakeup", "CronCreate", "CronDelete", "CronList")
 
 Hooks = dict[str, list[Any]]
 
@@ -30,6 +35,52 @@ def merge_hooks(*groups: Mapping[str, Iterable[Any]] | None) -> Hooks:
 
 def _deny(reason: str) -> HookJSONOutput:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+
+def main_thread_guard(tools: Iterable[str], reason: str) -> HookMatcher:
+    """Deny ``tools`` on the main thread with ``reason``; subagents (hook input with ``agent_id``) pass."""
+    from claude_agent_sdk import HookMatcher
+
+    names = list(dict.fromkeys(tools))
+    if not names:
+        raise ValueError("main_thread_guard needs at least one tool name")
+
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
+        if data.get("agent_id"):
+            return {}
+        return _deny(reason)
+
+    return HookMatcher(matcher="|".join(names), hooks=[guard])
+
+
+def isolate_guard(isolated: Iterable[str]) -> HookMatcher | None:
+    """Give every dispatch of an ``isolated`` worker type its own git worktree.
+
+    A PreToolUse hook on Agent: when the call names one of these ``subagent_type``s and sets neither
+    ``isolation`` nor ``cwd``, it is allowed with ``isolation: "worktree"`` added. Enforced here rather than
+    asked for in a prompt, so a coordinator cannot forget it. ``None`` when no worker is isolated.
+    """
+    from claude_agent_sdk import HookMatcher
+
+    names = set(isolated)
+    if not names:
+        return None
+
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
+        tool_input = data.get("tool_input")
+        if not isinstance(tool_input, dict) or tool_input.get("subagent_type") not in names:
+            return {}
+        if tool_input.get("isolation") or tool_input.get("cwd"):
+            return {}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "updatedInput": {**tool_input, "isolation": "worktree"},
+            }
+        }
+
+    return HookMatcher(matcher="Agent", hooks=[guard])
 
 
 def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> HookMatcher | None:
@@ -69,10 +120,15 @@ def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/arti
         command = (data.get("tool_input") or {}).get("command")
         if allow_glance and tool == "Bash" and isinstance(command, str) and is_ephemeral(command):
             return {}
-        return _deny(
-            f"The coordinator does not use {tool} itself. Dispatch a subagent with the Agent tool: give it the "
-            f"goal and the acceptance criteria, and ask it to write long output into {artifacts} and reply with "
-            "the path and its conclusion."
+        dispatch = (
+            "Dispatch a worker with the Agent tool: give it the goal and the acceptance criteria, and ask it to "
+            f"write long output into {artifacts} and reply with the path and its conclusion."
         )
+        if allow_glance and tool == "Bash":
+            return _deny(
+                "The coordinator only runs read-only glances itself (git status, ls, cat, grep …); this command "
+                f"is not one. {dispatch}"
+            )
+        return _deny(f"The coordinator does not use {tool} itself. {dispatch}")
 
     return HookMatcher(matcher="|".join(HANDS_ON), hooks=[guard])

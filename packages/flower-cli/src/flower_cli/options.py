@@ -7,12 +7,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .guards import HARNESS_SCHEDULERS
 from .spec import AgentSpec
 
-__all__ = ["PLUGIN_DIR", "build_options"]
+__all__ = ["PLUGIN_DIR", "build_options", "disallowed_tools"]
 
 # The domain plugin ships inside the wheel (the original's lived outside it and was silently missing).
 PLUGIN_DIR = Path(__file__).parent / "plugin"
+
+
+def disallowed_tools(spec: AgentSpec) -> list[str]:
+    """The spec's own disallowed tools plus the harness's schedulers it did not name in ``allowed_tools``."""
+    out = list(spec.disallowed_tools)
+    out += [t for t in HARNESS_SCHEDULERS if t not in spec.allowed_tools and t not in out]
+    return out
 
 
 def build_options(
@@ -43,7 +51,7 @@ def build_options(
     values: dict[str, Any] = {
         "system_prompt": {"type": "preset", "preset": "claude_code", "append": spec.instructions},
         "allowed_tools": list(spec.allowed_tools),
-        "disallowed_tools": list(spec.disallowed_tools),
+        "disallowed_tools": disallowed_tools(spec),
         "permission_mode": spec.permission_mode,
         "setting_sources": [] if portable else ["project"],
         "cwd": str(cwd),

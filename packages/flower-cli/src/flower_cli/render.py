@@ -51,6 +51,8 @@ class Renderer:
         self.cost = 0.0
         self.context = 0
         self.width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 110))
+        self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
+        self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -68,7 +70,7 @@ class Renderer:
         parts = []
         if self.context:
             parts.append(f"context {_tokens(self.context)}")
-        parts.append(f"cost ${self.cost:.2f}")
+        parts.append(f"cost ${self.cost + self._running:.2f}")
         parts.append(_clock(time.monotonic() - self.started))
         return "  - " + " · ".join(parts)
 
@@ -84,50 +86,105 @@ class Renderer:
 
     def render(self, event: Event) -> None:
         p = event.payload
-        gutter = "  | " if event.subagent else "  "
         if not event.subagent and isinstance(p.get("context"), int) and p["context"]:
             self.context = p["context"]
         kind = event.kind
+        if event.subagent and kind in ("text", "tool_call", "tool_result", "prompt", "error"):
+            self._worker_event(event)
+            return
+        if kind in ("text", "thinking", "tool_call", "tool_result", "prompt", "error", "step"):
+            self._shown_worker = None  # the next worker line needs its heading again
         if kind == "text":
-            if event.subagent and not self.verbose:
-                return
-            self.line(gutter + event.text.strip().replace("\n", "\n" + gutter))
-            if not event.subagent:
-                self.line(self.status(), "dim")
+            self.line("  " + event.text.strip().replace("\n", "\n  "))
+            self.line(self.status(), "dim")
         elif kind == "thinking":
-            if not event.subagent:
-                self.line("  ~ " + event.text.strip()[:300].replace("\n", " "), "dim")
+            self.line("  ~ " + event.text.strip()[:300].replace("\n", " "), "dim")
         elif kind == "tool_call":
-            if event.tool == "Agent":
+            if event.tool in ("Agent", "Task"):
                 inp = p.get("input") or {}
-                what = str(inp.get("description") or inp.get("prompt") or "")[:60]
-                self.line(f"{gutter}> dispatch {inp.get('subagent_type', 'agent')}: {what}", "blue")
+                what = " ".join(str(inp.get("description") or inp.get("prompt") or "").split())[:60]
+                self.line(f"  > dispatch {inp.get('subagent_type') or 'agent'}: {what}", "blue")
             else:
-                self.line(f"{gutter}* {event.tool} {event.text}", "dim" if event.subagent else "blue")
+                self.line(f"  * {event.tool} {event.text}", "blue")
         elif kind == "tool_result":
             if p.get("is_error"):
-                self.line(f"{gutter}x {event.text[:200]}", "red")
+                self.line(f"  x {event.text[:200]}", "red")
             elif self.verbose:
-                self.line(f"{gutter}  {event.text[:200]}", "dim")
+                self.line(f"    {event.text[:200]}", "dim")
         elif kind == "prompt":
             if self.verbose:
-                self.line(f"{gutter}< {event.text[:200]}", "dim")
+                self.line(f"  < {event.text[:200]}", "dim")
+        elif kind == "turn":
+            total = p.get("total_cost_usd")
+            if isinstance(total, (int, float)):
+                self._running = max(self._running, float(total))
+            waiting = p.get("live_workers") or []
+            if waiting:
+                names = ", ".join(str(w.get("description") or w.get("id")) for w in waiting)
+                self.line(f"  ~ waiting for {len(waiting)} worker{'s' if len(waiting) != 1 else ''}: {names}", "dim")
         elif kind == "result":
-            self.cost += float(p.get("cost_usd") or 0.0)
-            mark = "x failed" if p.get("is_error") else "+ done"
-            self.line(f"  {mark}: {p.get('num_turns', 0)} turns · ${float(p.get('cost_usd') or 0):.4f} · {_clock(time.monotonic() - self.started)}", "red" if p.get("is_error") else "green")
+            # One line per step (a judge round is a step of its own), however many turns the step took.
+            cost = float(p.get("cost_usd") or 0.0)
+            self.cost += cost
+            self._running = 0.0
+            elapsed = _clock(time.monotonic() - self.started)
+            if p.get("is_error"):
+                self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
+            else:
+                self.line(f"  + done: {p.get('num_turns', 0)} turns · ${cost:.4f} · {elapsed}", "green")
         elif kind == "error":
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
             self.line(f"  ~ {event.text}", "yellow")
         elif kind == "task":
-            if event.text:
-                self.line(f"  # {event.text}", "magenta")
+            self._task(event)
         elif kind == "step":
             self.step(event.text, int(p.get("index", 1)), int(p.get("total", 1)), str(p.get("note", "")))
         elif kind == "handoff":
             self.line(f"  # {event.text}", "magenta")
-        # system / unknown: nothing to show
+        # system / unknown / future kinds: nothing to show
+
+    def _worker_event(self, event: Event) -> None:
+        """A worker's own event, indented under its description (workers run in parallel and interleave)."""
+        p = event.payload
+        kind = event.kind
+        shown = kind == "tool_call" or (kind == "tool_result" and (p.get("is_error") or self.verbose)) or kind == "error"
+        shown = shown or (kind in ("text", "prompt") and self.verbose)
+        if not shown:
+            return
+        found = p.get("worker")
+        worker: dict[str, Any] = found if isinstance(found, dict) else {}
+        wid = str(worker.get("id") or p.get("parent_tool_use_id") or "")
+        if wid != self._shown_worker:
+            self._shown_worker = wid
+            self.line(f"  | {worker.get('description') or 'worker'}", "magenta")
+        gutter = "  |   "
+        if kind == "tool_call":
+            if event.tool in ("Agent", "Task"):
+                inp = p.get("input") or {}
+                what = " ".join(str(inp.get("description") or inp.get("prompt") or "").split())[:60]
+                self.line(f"{gutter}> dispatch {inp.get('subagent_type') or 'agent'}: {what}", "dim")
+            else:
+                self.line(f"{gutter}* {event.tool} {event.text}", "dim")
+        elif kind == "tool_result":
+            style = "red" if p.get("is_error") else "dim"
+            self.line(f"{gutter}{'x ' if p.get('is_error') else ''}{event.text[:200]}", style)
+        elif kind == "error":
+            self.line(f"{gutter}! {event.text}", "red")
+        else:
+            self.line(gutter + event.text.strip()[:400].replace("\n", "\n" + gutter), "dim")
+
+    def _task(self, event: Event) -> None:
+        p = event.payload
+        found = p.get("worker")
+        worker: dict[str, Any] = found if isinstance(found, dict) else {}
+        name = str(worker.get("description") or event.text or p.get("task_id") or "worker")
+        if p.get("kind") == "TaskNotificationMessage":
+            status = str(p.get("status") or "finished")
+            self._shown_worker = None
+            self.line(f"  # {name}: {status}", "red" if status == "failed" else "magenta")
+            if self.verbose and event.text:
+                self.line(f"    {event.text[:300]}", "dim")
 
     def closing(self, total_cost: float, manifest: str) -> None:
         self.line(f"\ntotal cost ${total_cost:.4f} · manifest {manifest}", "dim")

@@ -15,7 +15,10 @@ class StepResult:
     ``attempts`` counts model attempts (retries included; human interrupts are not failures and are not
     counted). ``errors`` keeps every failed attempt's error in order — the original kept only the last.
     ``attempt_log`` is the resilience layer's record of each attempt (error, kind, wait, resumed, session).
-    ``cost_usd`` and ``num_turns`` add up across every attempt.
+    ``cost_usd`` and ``num_turns`` add up across every attempt. ``turns`` counts the main thread's turns
+    (one more each time a background worker's notification wakes it); ``text`` is the final turn's answer.
+    ``workers`` lists the background workers the step dispatched (``id`` = task id, which names their
+    transcript ``subagents/agent-<id>`` in the store; ``description``; ``status``).
     """
 
     step: str
@@ -33,6 +36,8 @@ class StepResult:
     retired: list[str] = field(default_factory=list)
     context: int = 0
     interrupts: int = 0
+    turns: int = 0
+    workers: list[dict[str, str]] = field(default_factory=list)
     attempt_log: list[dict[str, Any]] = field(default_factory=list)
 
     @property

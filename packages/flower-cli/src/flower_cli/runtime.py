@@ -15,12 +15,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from .events import Event, normalize
-from .guards import delegate_guard, merge_hooks, whitelist_guard
+from .events import Event, Workers, normalize
+from .guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
 from .manifest import Manifest
 from .options import build_options
 from .result import StepResult
@@ -263,6 +264,12 @@ class Runtime:
             wall = whitelist_guard(spec.allowed_tools, role=spec.name)
             if wall is not None:
                 pre.append(wall)
+        if spec.agents:
+            from .roles import isolated_workers
+
+            isolation = isolate_guard(isolated_workers(spec.agents))
+            if isolation is not None:
+                pre.append(isolation)
         if self.workbench is not None:
             import flower_workbench
 
@@ -304,13 +311,34 @@ class Runtime:
         fork: bool = False,
         resume_at: str | None = None,
         on_event: EventSink | None = None,
+        on_session: Callable[[str], Any] | None = None,
     ) -> StepResult:
+        """Run one step of ``spec`` to its end and record it; never raises for model or transport trouble.
+
+        A step is over when the harness is: the main thread's last turn has ended and no background worker
+        is live (each worker's notification wakes the main thread for another turn, with its own SDK
+        result). The answer is the final turn's text; cost and turns add up over every turn and attempt.
+        ``on_event`` sees every event, then one ``result`` event for the whole step. ``on_session`` (and
+        the ``on_session`` attribute) is called the moment a session id appears — a workflow writes its
+        lineage there, so a crash right after still finds the session.
+
+        Raises `IsolationError` (before anything runs) when ``spec`` has an isolated worker and the
+        workspace is not a git repository with a commit.
+        """
         import flower_resilience
+
+        if spec.agents:
+            from .roles import IsolationError, isolation_problem
+
+            problem = isolation_problem(spec, self.workspace)
+            if problem:
+                raise IsolationError(problem)
 
         result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
         self._current = result
-        texts: list[str] = []
         self._interrupt.clear()
+        workers = Workers()
+        answer = _Answer()
 
         def emit(event: Event) -> None:
             if on_event is not None:
@@ -319,11 +347,19 @@ class Runtime:
         def on_resilience(ev: Any) -> None:
             emit(Event("retry", ev.message, payload={"step": result.step, **_resilience_payload(ev)}))
 
+        def announce(sid: str) -> None:
+            for callback in (self.on_session, on_session):
+                if callback is not None:
+                    try:
+                        callback(sid)
+                    except Exception:  # noqa: BLE001 - a UI or lineage callback must not break the step
+                        pass
+
         current_prompt = self._first_prompt(spec, prompt, resume)
-        current_resume, current_fork = resume, fork
+        current_resume, current_fork, current_resume_at = resume, fork, resume_at
         try:
             while True:
-                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=resume_at)
+                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at)
                 stream = flower_resilience.resilient_query(
                     prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
                 )
@@ -333,16 +369,24 @@ class Runtime:
                         sid = getattr(message, "session_id", None)
                         if isinstance(sid, str) and sid and sid != result.session_id:
                             result.session_id = sid
-                            self._announce_session(sid)
+                            announce(sid)
                         if self._interrupt.is_set():
                             interrupted = True
                             break
-                        for event in normalize(message):
-                            self._collect(result, event, texts)
+                        for raw in normalize(message):
+                            event = workers.annotate(raw)
+                            if event.kind == "turn":
+                                answer.turn_ended(event)
+                                event = replace(event, payload={**event.payload, "step": result.step, "live_workers": workers.live_list()})
+                            else:
+                                self._collect(result, event, answer)
                             emit(event)
                 finally:
                     await stream.aclose()
                 self._absorb(result, stream.record)
+                # A fork or a roll-back point applies to the first launch only; what follows continues the
+                # session the first launch produced (the original re-sent resume_at on every attempt).
+                current_fork, current_resume_at = False, None
                 if interrupted and result.session_id:
                     self._interrupt.clear()
                     words, self._interrupt_words = self._interrupt_words.strip(), ""
@@ -350,7 +394,7 @@ class Runtime:
                     result.resumed = True
                     emit(Event("retry", "interrupted; resuming with your words" if words else "interrupted; continuing", payload={"step": result.step}))
                     current_prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
-                    current_resume, current_fork = result.session_id, False
+                    current_resume = result.session_id
                     continue
                 if interrupted:
                     result.ok, result.error = False, self.INTERRUPTED
@@ -364,32 +408,32 @@ class Runtime:
             result.error = result.error or self.INTERRUPTED
             raise
         finally:
-            text = "\n".join(t.strip() for t in texts if t.strip()).strip()
+            text = answer.final(result.ok)
             if text:
                 result.text = text
+            result.turns = answer.turns
+            result.workers = workers.summary()
+            if workers.live and result.ok:
+                # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
+                names = ", ".join(repr(d or t) for t, d in workers.live.items())
+                result.errors.append(f"the session ended while workers were still running: {names}")
             result.ended_at = time.time()
             self._current = None
             if result not in self.results:  # rescue() may have recorded it already
                 self.results.append(result)
             self._write_manifest()
+        emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
         return result
 
-    def _announce_session(self, session_id: str) -> None:
-        if self.on_session is not None:
-            try:
-                self.on_session(session_id)
-            except Exception:  # noqa: BLE001 - a UI callback must not break the step
-                pass
-
     @staticmethod
-    def _collect(result: StepResult, event: Event, texts: list[str]) -> None:
+    def _collect(result: StepResult, event: Event, answer: _Answer) -> None:
         if event.subagent:
             return
         context = event.payload.get("context")
         if isinstance(context, int) and context > result.context:
             result.context = context
         if event.kind == "text":
-            texts.append(event.text)
+            answer.add(event.text)
 
     @staticmethod
     def _absorb(result: StepResult, record: Any) -> None:
@@ -428,6 +472,56 @@ def _workbench_resume_prompt(workbench: Workbench) -> str:
         f"directory and in the workbench `{workbench.show(workbench.root)}/`, continue from where it stopped, "
         "and do not start over."
     )
+
+
+class _Answer:
+    """The step's answer: the text of the final turn's result, not every turn's prose joined together.
+
+    A coordinator's first turn ("dispatched two workers") is not its answer; the turn after the last
+    worker's notification is. When the final result carries no text, the main thread's prose of that turn
+    stands in; a failed attempt never wipes text that came before it.
+    """
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self._last: str | None = None  # text of the latest finished turn
+        self._pending: list[str] = []  # main-thread prose since then
+
+    def add(self, text: str) -> None:
+        if text.strip():
+            self._pending.append(text.strip())
+
+    def turn_ended(self, event: Event) -> None:
+        self.turns += 1
+        prose = "\n".join(self._pending).strip()
+        self._pending = []
+        if event.payload.get("is_error"):
+            self._last = prose or self._last
+            return
+        stated = str(event.payload.get("text") or "").strip()
+        self._last = stated or prose or self._last
+
+    def final(self, ok: bool) -> str:
+        unfinished = "\n".join(self._pending).strip()
+        if ok:
+            return self._last or unfinished
+        return unfinished or self._last or ""
+
+
+def _step_payload(result: StepResult) -> dict[str, Any]:
+    return {
+        "step": result.step,
+        "session_id": result.session_id,
+        "ok": result.ok,
+        "is_error": not result.ok,
+        "cost_usd": result.cost_usd,
+        "num_turns": result.num_turns,
+        "turns": result.turns,
+        "text": result.text,
+        "error": result.error,
+        "workers": result.workers,
+        "duration_s": result.duration_s,
+    }
 
 
 def _resilience_payload(ev: Any) -> dict[str, Any]:

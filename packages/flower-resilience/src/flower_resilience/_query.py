@@ -6,7 +6,12 @@ classifies the error, waits for the endpoint to answer the (free) probe, and con
 has with the resume prompt, which carries no error detail. It backs off first unless the probe saw the
 endpoint go and come back (then it resumes at once; a rate limit or an overload still waits its backoff). Without a session id it starts over
 with the original prompt. Synthetic API-error messages never reach the caller (they would end up as
-assistant text); they become the attempt's error in the record. Only the final ResultMessage is yielded.
+assistant text); they become the attempt's error in the record.
+
+One query can end several turns, each with its own ResultMessage: the harness runs Agent-tool subagents in
+the background and wakes the main thread when each finishes. Every successful result is passed through;
+an error result is held back and passed on only if it turns out to be the final one. An attempt succeeded
+when its last result did; its turns add up, and its cost is the last result's running total.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ __all__ = [
     "base_url_problem",
     "ensure_credentials",
     "exit_code_for",
+    "finish",
     "interactive",
     "make_view",
     "open_runtime",
@@ -82,7 +83,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
         raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
 
 
-def open_runtime(opts: GlobalOptions) -> Runtime:
+def open_runtime(opts: GlobalOptions, *, workbench: Any = None) -> Runtime:
     """The command's Runtime, or a one-line `Exit` saying what is wrong with the workspace or the run dir.
 
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
@@ -98,7 +99,7 @@ def open_runtime(opts: GlobalOptions) -> Runtime:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
         _check_writable(opts.run_dir)
-        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench, trim=opts.trim)
+        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench if workbench is None else workbench, trim=opts.trim)
     except Exception as exc:
         raise _explained(exc, opts.run_dir) from exc
 
@@ -137,6 +138,25 @@ def write_stdout(text: str) -> None:
     """Write a command's result to stdout; a stdout that cannot take it is reported once, at exit (app.main)."""
     STDOUT.write(text)
     STDOUT.flush()
+
+
+def finish(opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any) -> None:
+    """How ``once`` and ``run`` end, the same way: notes, the answer, the closing line.
+
+    The answer (the final step's final text) goes to stdout — or, with ``--json``, a last ``done`` event
+    carrying it and ``done``'s fields. Each step already drew its own one ``+ done``/``x failed`` line from
+    its ``result`` event; this adds the run's closing line (total cost, manifest) on stderr.
+    """
+    for note in runtime.manifest.notes:
+        view.line(f"  ! {note}", "yellow")
+    ok = answer is not None and answer.ok and not done.get("failed_at")
+    text = answer.text if answer is not None else ""
+    if opts.json:
+        sink.emit({"kind": "done", "ok": ok, "text": text, "error": answer.error if answer else None,
+                   "session_id": answer.session_id if answer else None, "cost_usd": runtime.total_cost(), **done})
+    elif ok and text:
+        write_stdout(text.rstrip("\n") + "\n")
+    view.closing(runtime.total_cost(), str(runtime.manifest_path))
 
 
 def show_settings(view: Renderer) -> None:

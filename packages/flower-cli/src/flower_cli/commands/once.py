@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, open_runtime, rescued, show_settings, write_stdout
+from .common import ensure_credentials, exit_code_for, finish, make_view, open_runtime, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -50,13 +50,7 @@ def run_once(
                 "`flower sessions` lists the ones there are.",
             )
         result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
-        for note in runtime.manifest.notes:
-            view.line(f"  ! {note}", "yellow")
-        if opts.json:
-            sink.emit({"kind": "done", "ok": result.ok, "text": result.text, "error": result.error, "session_id": result.session_id, "cost_usd": result.cost_usd})
-        elif result.text:
-            write_stdout(result.text.rstrip("\n") + "\n")
-        view.closing(runtime.total_cost(), str(runtime.manifest_path))
+        finish(opts, view, sink, runtime, result)
         code = exit_code_for(result)
         if code != ExitCode.DONE:
             raise Exit(code, f"the step did not finish: {result.error or 'no result'}")

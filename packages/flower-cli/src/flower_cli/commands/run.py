@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, make_view, open_runtime, rescued, show_settings, write_stdout
+from .common import ensure_credentials, exit_code_for, finish, make_view, open_runtime, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -81,20 +81,22 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
 
     import anyio
 
-    runtime = open_runtime(opts)
+    # The workflow's own workbench wins; -W gives one to a workflow that brings none.
+    workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
+    runtime = open_runtime(opts, workbench=workbench)
     with rescued(runtime, recorded="the steps so far are"):
         try:
             ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
-        except WorkflowError as exc:
+        except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        view.closing(runtime.total_cost(), str(runtime.manifest_path))
         failed = ctx.get("_failed_at")
-        last = runtime.results[-1] if runtime.results else None
-        if opts.json:
-            sink.emit({"kind": "done", "ok": not failed, "failed_at": failed, "text": last.text if last else "", "cost_usd": runtime.total_cost()})
-        elif last is not None and last.text and not failed:
-            write_stdout(last.text.rstrip("\n") + "\n")
+        results = ctx.get("_results") or {}
+        ran = [step.name for step in workflow.steps if step.name in results]
+        answer = results[failed] if failed else (results[ran[-1]] if ran else None)
+        finish(opts, view, sink, runtime, answer, failed_at=failed, aborted=ctx.get("_aborted"))
         if failed:
-            result = ctx["_results"][failed]
-            code = exit_code_for(result)
-            raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {result.error or 'no result'}")
+            code = exit_code_for(answer) if answer is not None else ExitCode.NOT_DONE
+            reason = ctx.get("_aborted") or (answer.error if answer is not None else None)
+            if not reason:
+                reason = "its gate did not pass in any round" if answer is not None and answer.ok else "no result"
+            raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")

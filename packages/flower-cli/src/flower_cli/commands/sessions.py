@@ -95,19 +95,54 @@ def _line(entry: dict[str, Any]) -> str | None:
     return f"{kind:9} {text[:200]}" if text else None
 
 
+def _agent_id(entry: dict[str, Any]) -> str | None:
+    """The worker a main-thread entry launched: the Agent call's result names it (``toolUseResult.agentId``)."""
+    result = entry.get("toolUseResult")
+    if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+        return str(result["agentId"])
+    return None
+
+
+def _print_transcript(
+    entries: list[dict[str, Any]], workers: dict[str, list[dict[str, Any]]], shown: set[str], depth: int = 0
+) -> None:
+    """One line per message; a worker's transcript right under the call that started it, indented."""
+    pad = "    | " * depth
+    for entry in entries:
+        line = _line(entry)
+        if line:
+            write_stdout(sanitize(pad + line) + "\n")
+        agent = _agent_id(entry)
+        if agent and agent not in shown and agent in workers:
+            shown.add(agent)
+            _print_transcript(workers[agent], workers, shown, depth + 1)
+
+
 def show_session(opts: GlobalOptions, session_id: str) -> None:
     import anyio
 
     store, project = _open(opts)
+    key = {"project_key": project, "session_id": session_id}
     try:
-        entries = anyio.run(store.load, {"project_key": project, "session_id": session_id})
+        entries = anyio.run(store.load, key)
+        workers: dict[str, list[dict[str, Any]]] = {}
+        if entries is not None:
+            for subpath in anyio.run(store.list_subkeys, key):
+                name = subpath.rsplit("/", 1)[-1]
+                if subpath.startswith("subagents/") and name.startswith("agent-"):
+                    loaded = anyio.run(store.load, {**key, "subpath": subpath})
+                    workers[name[len("agent-"):]] = list(loaded or [])
     except Exception as exc:
         raise _explained(exc, store.path) from exc
     finally:
         store.close()
     if entries is None:
         raise Exit(ExitCode.USAGE, f"no session {session_id} for {opts.workspace}; `flower sessions` lists them.")
-    for entry in entries:
-        line = _line(entry)
-        if line:
-            write_stdout(sanitize(line) + "\n")
+    shown: set[str] = set()
+    _print_transcript(entries, workers, shown)
+    # Workers no call points at (e.g. launched by a worker whose own transcript is gone): still shown.
+    for agent, transcript in workers.items():
+        if agent not in shown:
+            shown.add(agent)
+            write_stdout(f"worker {agent}\n")
+            _print_transcript(transcript, workers, shown, 1)
