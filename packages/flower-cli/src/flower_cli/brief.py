@@ -19,7 +19,7 @@ from ._files import atomic_write_text
 from ._notes_lock import notes_lock
 from ._sections import Amendment, alias_table, split_sections
 
-__all__ = ["ALIASES", "Amendment", "Brief", "SECTIONS", "TITLES", "WAKE_LABEL", "RUNNING_LABEL"]
+__all__ = ["ALIASES", "FORMAT", "RUNNING_LABEL", "SECTIONS", "TITLES", "WAKE_LABEL", "Amendment", "Brief"]
 
 SECTIONS = ("goal", "acceptance", "boundaries", "unknowns")
 
@@ -71,6 +71,19 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 _TABLE = alias_table(ALIASES)
+
+# The shape the clarifier is asked for (the parser also reads the original's Chinese headings).
+FORMAT = """## Goal
+One or two sentences: what is wanted, for whom.
+
+## Acceptance criteria
+- observable facts that show it is done
+
+## Boundaries
+- what will NOT be done
+
+## Unknowns and assumptions
+- what is still open, and the assumption made for each"""
 
 # Labels of the amendment headings (the original wrote 唤醒时追加 / 运行中补充; both are read back).
 WAKE_LABEL = "Added at wake"

@@ -16,7 +16,7 @@ from ._files import atomic_write_text
 from ._notes_lock import notes_lock
 from ._sections import alias_table, bullet_items, split_sections
 
-__all__ = ["ALIASES", "Goal", "UNVERIFIABLE_MARK", "is_unverifiable"]
+__all__ = ["ALIASES", "FORMAT", "UNVERIFIABLE_MARK", "Goal", "is_unverifiable"]
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "statement": ("Goal", "Goal statement", "Statement", "Objective", "目标", "完成标志"),
@@ -44,6 +44,14 @@ _UNVERIFIABLE = re.compile(
     r"|[\[【]\s*此环境(?:无法|没法|不能)验证[^\]】]*[\]】]",
     re.IGNORECASE,
 )
+
+# The shape the goal-setter is asked for (the parser also reads the original's Chinese headings).
+FORMAT = f"""## Goal
+One sentence: what is true when the work is done.
+
+## Checks
+- one check per line, each something a judge can verify by looking (run a command, read a file)
+- {UNVERIFIABLE_MARK} in front of a check that cannot be verified in this environment"""
 
 _NOTICE = (
     "> Derived from notes/brief.md and frozen: after every round an independent judge checks the work against\n"
@@ -87,6 +95,18 @@ class Goal:
     def unverifiable(self) -> list[str]:
         """The checks marked as not verifiable in this environment."""
         return [check for check in self.checks if is_unverifiable(check)]
+
+    def unverifiable_warning(self, path: Path | str) -> str:
+        """The warning shown before work starts when some checks can never pass here ("" when none)."""
+        marked = self.unverifiable()
+        if not marked:
+            return ""
+        lines = [
+            f"{len(marked)} of {len(self.checks)} checks cannot be verified in this environment. The judge can never "
+            f"pass them, so the run will stop at them and ask you. You can still edit {path} now:"
+        ]
+        lines += [f"  - {check}" for check in marked]
+        return "\n".join(lines)
 
     def amend(self, text: str) -> Goal:
         """A copy whose statement carries ``text`` as a change the person made (the checks stay)."""

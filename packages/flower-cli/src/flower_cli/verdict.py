@@ -16,7 +16,18 @@ from typing import Literal
 
 from ._sections import alias_table, bullet_items, split_sections
 
-__all__ = ["ALIASES", "FORMAT", "NO_CLEAR_VERDICT", "State", "Verdict", "classify"]
+__all__ = [
+    "ALIASES",
+    "FORMAT",
+    "NO_CLEAR_VERDICT",
+    "UNREACHABLE_OPTIONS",
+    "Choice",
+    "State",
+    "Verdict",
+    "classify",
+    "unreachable_choice",
+    "unreachable_question",
+]
 
 State = Literal["achieved", "not_yet", "unreachable", ""]
 
@@ -50,7 +61,7 @@ What you checked and what you saw, in a few sentences.
 
 NO_CLEAR_VERDICT = "The judge gave no clear verdict; treated as not reached yet."
 
-_PHRASES: dict[str, tuple[str, ...]] = {
+_PHRASES: dict[State, tuple[str, ...]] = {
     "unreachable": (
         "unreachable",
         "unachievable",
@@ -136,7 +147,7 @@ def _pattern() -> re.Pattern[str]:
 
 
 _PATTERN = _pattern()
-_STATE_OF = {p: s for s, ps in _PHRASES.items() for p in ps}
+_STATE_OF: dict[str, State] = {p: s for s, ps in _PHRASES.items() for p in ps}
 
 
 def _normal(text: str) -> str:
@@ -152,7 +163,7 @@ def _state_of(text: str, match: re.Match[str]) -> State:
         clause = re.split(r"[.,;:!?()\[\]\n—–-]", before)[-1].split()[-3:]
         if any(word in _NEGATORS for word in clause) or before[-1:] in ("未", "没", "不", "非"):
             return "not_yet"
-    return state  # type: ignore[return-value]
+    return state
 
 
 def _token(text: str) -> State | None:
@@ -176,8 +187,8 @@ def classify(text: str, *, strict: bool = False) -> State:
     states = [_state_of(norm, m) for m in _PATTERN.finditer(norm)]
     if not states:
         return ""
-    if strict and len(set(states)) > 1:
-        return ""
+    if (strict and len(set(states)) > 1) or len(set(states)) == 3:
+        return ""  # naming all three is the format's template copied back, not a verdict
     return states[0]
 
 
@@ -223,3 +234,31 @@ class Verdict:
             lines += ["", "Checks that do not pass yet:", *(f"- {item}" for item in self.failed)]
         lines += ["", "Continue from where you are and close only these gaps. Do not start over, and do not widen the scope."]
         return "\n".join(lines)
+
+
+# --- asking the person when the goal is judged unreachable -------------------------------------------
+
+Choice = Literal["accept", "change", "continue"]
+
+UNREACHABLE_OPTIONS = (
+    "Accept this result and stop working on the goal",
+    "Change the goal",
+    "The judge is wrong: keep working",
+)
+
+
+def unreachable_question(reason: str) -> str:
+    """The question put to the person when a round is judged unreachable (asked with `UNREACHABLE_OPTIONS`)."""
+    return f"The judge says the goal is **unreachable**: {reason.strip() or NO_CLEAR_VERDICT}\nWhat now?"
+
+
+def unreachable_choice(answer: str) -> Choice:
+    """What the person's answer to `unreachable_question` means. A picked option or an answer starting with
+    "accept"/"接受" accepts, "change"/"修改" changes the goal; anything else says the judge is wrong (the
+    words themselves go back to the worker)."""
+    text = _normal(answer).strip()
+    if text == _normal(UNREACHABLE_OPTIONS[0]) or text.startswith(("accept", "接受")):
+        return "accept"
+    if text == _normal(UNREACHABLE_OPTIONS[1]) or text.startswith(("change", "修改", "改目标")):
+        return "change"
+    return "continue"
