@@ -71,7 +71,7 @@ def test_an_english_brief_with_bold_headings_and_same_line_bodies() -> None:
 
 @pytest.mark.parametrize(
     "heading",
-    ["## 目标", "**目标**", "目标:", "目标：", "3. 目标", "3、目标", "## Goal", "# GOAL", "**Goal:**", "1) Goal", "### Goal ###", "## 目标（一句话）"],
+    ["## 目标", "##目标", "**目标**", "目标:", "目标：", "3. 目标", "3、目标", "## Goal", "# GOAL", "**Goal:**", "1) Goal", "### Goal ###", "## 目标（一句话）"],
 )
 def test_every_heading_form_is_read(heading: str) -> None:
     text = f"{heading}\n做一个 X\n\n## 验收标准\n能跑\n\n## 边界\n不做 Y\n\n## 未知与假设\n无"

@@ -65,6 +65,25 @@ async def test_an_answer_given_on_the_event_loop_thread_itself() -> None:
     assert await channel.ask("now?") == "The person answered:\nright away"
 
 
+async def test_answering_never_waits_for_a_busy_event_loop() -> None:
+    # The loop thread is blocked (a UI callback waiting for the person's thread) while that thread answers:
+    # answer() must return without needing the loop, or the two would wait for each other forever.
+    channel = HumanChannel(timeout_s=30)
+    returned: list[bool] = []
+
+    def on_event(event: Event) -> None:
+        if event.payload.get("state") == "asked":
+            person = threading.Thread(target=lambda: returned.append(channel.answer(event.payload["id"], "ok")))
+            person.start()
+            person.join(10)  # blocks the event loop thread until answer() has returned
+            finished_while_blocked.append(not person.is_alive())
+
+    finished_while_blocked: list[bool] = []
+    channel.on_event = on_event
+    assert await channel.ask("busy?") == "The person answered:\nok"
+    assert returned == [True] and finished_while_blocked == [True]
+
+
 async def test_decline_with_a_reason_and_an_empty_answer_declines() -> None:
     channel = HumanChannel(timeout_s=60)
     _answer_when_asked(channel, lambda qid: channel.decline(qid, "no idea"))

@@ -35,7 +35,7 @@ EMPTY_MARKERS = frozenset({"(empty)", "(none)", "(未填)", "(空)", "(暂无)",
 
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
 _RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
-_HASHES = re.compile(r"^\s{0,3}[#＃]{1,6}(?:[ \t]+|$)")
+_HASHES = re.compile(r"^\s{0,3}[#＃]{1,6}[ \t]*")  # models do write "##目标" without the space
 _NUMBER = re.compile(r"^\s{0,3}(?:\d{1,2}|[一二三四五六七八九十]{1,3})[ \t]*[.、)．）][ \t]*")
 _BOLD = re.compile(r"^(\*\*|__)(.+?)\1(.*)$")
 _COLON = re.compile(r"[:：]")
@@ -73,6 +73,9 @@ def _norm(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+_EMPTY_NORMALISED = frozenset(_norm(m) for m in EMPTY_MARKERS)
+
+
 def alias_table(aliases: Mapping[str, Iterable[str]]) -> dict[str, str]:
     """``{key: [alias, …]}`` → ``{normalised alias: key}``."""
     table: dict[str, str] = {}
@@ -83,7 +86,7 @@ def alias_table(aliases: Mapping[str, Iterable[str]]) -> dict[str, str]:
 
 
 def is_empty_marker(text: str) -> bool:
-    return _norm(text) in {_norm(m) for m in EMPTY_MARKERS}
+    return _norm(text) in _EMPTY_NORMALISED
 
 
 def _lookup(head: str, table: Mapping[str, str]) -> str | None:
@@ -168,9 +171,8 @@ def _tidy(lines: list[str]) -> str:
     kept = [line for line in lines if not _RULE.match(line)]
     text = "\n".join(kept)
     text = re.sub(r"\n[ \t]*(?:\n[ \t]*)+\n", "\n\n", text)
-    text = text.strip("\n").rstrip()
-    # Leading blank-ish lines already gone; a body that is only a placeholder is empty.
-    return "" if is_empty_marker(text) else text
+    text = re.sub(r"^(?:[ \t]*\n)+", "", text).rstrip()
+    return "" if is_empty_marker(text) else text  # a body that is only a placeholder is empty
 
 
 def split_sections(

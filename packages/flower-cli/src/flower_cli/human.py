@@ -135,6 +135,13 @@ class _Waiter:
     thread: int = field(default_factory=threading.get_ident)
 
 
+def _wake(waiter: _Waiter) -> None:
+    try:
+        anyio.from_thread.run_sync(waiter.event.set, token=waiter.token)
+    except RuntimeError:
+        pass  # the event loop is gone, and with it the waiting tool call
+
+
 class HumanChannel:
     ask_tool_name = "ask"
     inbox_tool_name = "inbox"
@@ -325,10 +332,9 @@ class HumanChannel:
         if threading.get_ident() == waiter.thread:
             waiter.event.set()
         else:
-            try:
-                anyio.from_thread.run_sync(waiter.event.set, token=waiter.token)
-            except RuntimeError:
-                pass  # the event loop is gone, and with it the waiting tool call
+            # Woken from a helper thread so the caller never blocks on the event loop: a terminal thread
+            # that answers while holding its output lock must not wait for a loop that wants that lock.
+            threading.Thread(target=_wake, args=(waiter,), name="flower-human-wake", daemon=True).start()
         return True
 
     # --- mail ---------------------------------------------------------------------------------------
