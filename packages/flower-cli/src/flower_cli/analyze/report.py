@@ -29,7 +29,7 @@ def _on_resume(entries: Sequence[Mapping[str, Any]], workspace: Path) -> dict[st
     import flower_stores
 
     rewritten = flower_stores.rewrite(
-        list(entries),  # type: ignore[arg-type]
+        list(entries),
         workspace,
         ephemeral=flower_stores.EphemeralPolicy(),
         trim_policy=flower_stores.TrimPolicy(),

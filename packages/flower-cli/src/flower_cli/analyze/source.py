@@ -81,7 +81,8 @@ async def _read_store(db: Path) -> list[Transcript]:
                 main = store.load_sync(key) or []
                 workers: dict[str, list[Entry]] = {}
                 for sub in await store.list_subkeys(key):
-                    entries = store.load_sync({**key, "subpath": sub})
+                    sub_key: Any = {**key, "subpath": sub}
+                    entries = store.load_sync(sub_key)
                     if entries:
                         workers[sub] = [dict(e) for e in entries]
                 out.append(Transcript(project, sid, [dict(e) for e in main], workers))
