@@ -55,7 +55,8 @@ svg text {{ font: 11px system-ui, sans-serif; fill: #495057; }}
 .legend span {{ display: inline-block; margin-right: 16px; }}
 .legend i {{ display: inline-block; width: 18px; height: 3px; vertical-align: middle; margin-right: 6px; }}
 h2 {{ font-size: 16px; margin: 20px 0 8px; }}
-table {{ border-collapse: collapse; font-size: 13px; margin-bottom: 16px; }}
+.wide {{ overflow-x: auto; margin-bottom: 16px; }}
+table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border-bottom: 1px solid #dee2e6; padding: 4px 10px; text-align: right; white-space: nowrap; }}
 th:first-child, td:first-child {{ text-align: left; }}
 th {{ background: #f1f3f5; }}
@@ -240,7 +241,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], fail_col: int 
             cls = ' class="fail"' if i == fail_col and cell == "FAIL" else ""
             cells.append(f"<td{cls}>{escape(cell)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def render_html(report: RunReport) -> str:
