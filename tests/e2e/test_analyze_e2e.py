@@ -121,6 +121,8 @@ def test_analyze_never_writes_to_the_run_dir(coordinator_run: Run, tmp_path: Pat
 
 FIRST, SECOND = "FIRST-STEP-DRAFT", "SECOND-STEP-POLISH"
 SEQ = 3000  # `seq 1 3000` prints 13,892 characters: above the workbench's 4,000-character spill threshold
+SEQ_OUTPUT = "\n".join(str(i) for i in range(1, SEQ + 1))  # as Bash returns it: no trailing newline
+SPILL_FILE = hashlib.sha256(SEQ_OUTPUT.encode()).hexdigest()[:16] + ".txt"  # where the spill guard keeps it
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +143,7 @@ def workflow_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     with ScriptedServer() as api:
         api.script(
             bash(f"seq 1 {SEQ}", usage=Usage(input_tokens=3000, output_tokens=10)),
+            bash(f"head -c 40 runs/workbench/spill/{SPILL_FILE}", usage=Usage(input_tokens=3200, output_tokens=10)),  # read back
             server_error(),  # a 500: attempt 1 fails, attempt 2 resumes the same session
             Text("Counted; the output is in the spill file.", usage=Usage(input_tokens=3400, cache_read_input_tokens=1000, output_tokens=10)),
             Text("Polished.", usage=Usage(input_tokens=200, cache_read_input_tokens=4500, output_tokens=5)),
@@ -168,12 +171,13 @@ def test_a_resumed_retry_a_spill_and_a_second_step_in_the_same_session(workflow_
 
     # The spill: the full output's size from the pointer, and what it kept out = that size less what the
     # model got instead (the tool result as the server received it).
-    seq_output = "\n".join(str(i) for i in range(1, SEQ + 1))  # as Bash returns it: no trailing newline
     pointed = next(b for r in answered for b in r.tool_results() if "characters saved to" in result_text(b))
     assert session["spilled"] == 1
-    assert session["main"]["spilled_chars"] == len(seq_output)
-    assert session["spilled_kept_out"] == len(seq_output) - len(result_text(pointed))
+    assert session["main"]["spilled_chars"] == len(SEQ_OUTPUT)
+    assert session["spilled_kept_out"] == len(SEQ_OUTPUT) - len(result_text(pointed))
     assert draft["spilled_kept_out"] == session["spilled_kept_out"] and polish["spilled"] == 0
+    assert session["spill_reads"] == 1 and report["totals"]["spill_reads"] == 1, "the spilled output was read back once"
+    assert any(result_text(b) == SEQ_OUTPUT[:40].rstrip() for r in answered for b in r.tool_results()), "the spill file was really read"
 
     marks = [m["kind"] for m in session["main"]["marks"]]
     assert marks.count("error") == 1, "the failed request is marked"

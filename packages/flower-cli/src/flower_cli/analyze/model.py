@@ -78,6 +78,10 @@ class ThreadStats:
     trimmed: int = 0
     trimmed_kept_out: int = 0
     marks: list[Mark] = field(default_factory=list)
+    # Spill files by name (``<sha256[:16]>.txt``): the ones this thread's pointers name, and how many of its
+    # tool calls named each one (reading a spilled output back — the workbench being reused).
+    spill_files: set[str] = field(default_factory=set)
+    files_named: dict[str, int] = field(default_factory=dict)
 
     @property
     def input_tokens(self) -> int:
@@ -219,6 +223,15 @@ class SessionReport:
     def spilled(self) -> int:
         return self.main.spilled + sum(w.spilled for w in self.workers)
 
+    @property
+    def spill_reads(self) -> int:
+        """Tool calls (main thread or workers) that read a spilled output of this session back."""
+        threads = [self.main, *self.workers]
+        files: set[str] = set()
+        for thread in threads:
+            files |= thread.spill_files
+        return sum(n for t in threads for name, n in t.files_named.items() if name in files)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
@@ -233,6 +246,7 @@ class SessionReport:
             "split": self.split.as_dict(),
             "spilled": self.spilled,
             "spilled_kept_out": self.spilled_kept_out,
+            "spill_reads": self.spill_reads,
             "on_resume": dict(self.on_resume),
         }
 
@@ -307,6 +321,7 @@ class RunReport:
             "handoffs": sum(s.handoffs for s in self.steps),
             "api_errors": sum(s.main.api_errors + sum(w.api_errors for w in s.workers) for s in self.sessions),
             "spilled": sum(s.spilled for s in self.sessions),
+            "spill_reads": sum(s.spill_reads for s in self.sessions),
             "spilled_kept_out": sum(s.spilled_kept_out for s in self.sessions),
             "failed_steps": sum(1 for s in self.steps if not s.ok),
         }

@@ -250,7 +250,7 @@ def render_html(report: RunReport) -> str:
         f"{totals['steps']} step(s), {totals['sessions']} session(s) · main thread {totals['main_turns']} turns, "
         f"{totals['main_tool_calls']} tool calls · workers {totals['worker_turns']} turns, {totals['worker_tool_calls']} tool calls "
         f"({percent(totals['worker_share'])} of the characters of work) · cache hit {percent(totals['cache_hit_ratio'])} · "
-        f"spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} characters kept out) · retries {totals['retries']}, "
+        f"spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} characters kept out, read back {totals['spill_reads']}x) · retries {totals['retries']}, "
         f"resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"
     )
     split_rows = [(s.session_id, f"{s.session_id[:8]} ({', '.join(s.steps) or 'no step'})", s.split) for s in report.sessions]

@@ -89,7 +89,7 @@ def session_cells(session: SessionReport) -> list[str]:
         percent(main.cache_hit_ratio),
         f"{split.workers}: {split.worker_turns}/{split.worker_tool_calls}",
         percent(split.worker_share),
-        f"{session.spilled} ({human(session.spilled_kept_out)})" if session.spilled else "-",
+        f"{session.spilled} ({human(session.spilled_kept_out)}), {session.spill_reads} read" if session.spilled else "-",
         f"{moved} ({human(trimmed)})" if moved else "-",
         str(sum(1 for m in main.marks if m.kind == "resume")),
         str(main.api_errors),
@@ -106,7 +106,7 @@ def render_table(report: RunReport) -> str:
             f"{totals['steps']} step(s), {totals['sessions']} session(s) · main {totals['main_turns']} turns / {totals['main_tool_calls']} tool calls"
             f" · workers {totals['worker_turns']} turns / {totals['worker_tool_calls']} tool calls ({percent(totals['worker_share'])} of the characters)"
             f" · cache hit {percent(totals['cache_hit_ratio'])} · peak context {human(totals['context_peak'])}"
-            f" · spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} chars kept out)"
+            f" · spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} chars kept out, read back {totals['spill_reads']}x)"
             f" · retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"
         ),
     ]

@@ -23,6 +23,7 @@ from .model import Mark, ThreadStats, Turn
 __all__ = ["entry_time", "thread_stats", "trim_pointers", "within"]
 
 _NOTIFICATION = "<task-notification>"
+_SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
 
 
 def entry_time(entry: Mapping[str, Any]) -> float | None:
@@ -111,7 +112,10 @@ class _Reader:
             if kind == "text":
                 stats.chars += len(str(block.get("text", "")))
             elif kind == "tool_use":
-                stats.chars += len(_compact(block.get("input", {})))
+                called = _compact(block.get("input", {}))
+                stats.chars += len(called)
+                for name in set(_SPILL_NAME.findall(called)):
+                    stats.files_named[name] = stats.files_named.get(name, 0) + 1
             elif kind == "thinking":
                 stats.chars += len(str(block.get("thinking", "")))
         stats.tool_calls += calls
@@ -150,7 +154,9 @@ class _Reader:
                 text = _result_text(block)
                 stats.chars += len(text)
                 # What a pointer keeps out: the output's full size less what the model still reads instead.
-                spilled = [size for size, _path in self.spill_pointers(text)]
+                pointers = self.spill_pointers(text)
+                spilled = [size for size, _path in pointers]
+                stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)
                 if spilled:
                     stats.spilled += len(spilled)
                     stats.spilled_chars += sum(spilled)
