@@ -14,7 +14,8 @@ import anyio
 import pytest
 from flower_stores import SqliteSessionStore, TrimPolicy, trim
 
-from flower_cli.analyze import analyze_run
+from flower_cli.analyze import analyze_run, render_html, render_table
+from flower_cli.analyze.page import MAX_DOTS
 from flower_cli.analyze.transcript import thread_stats, trim_pointers
 
 PK = "-tmp-ws"
@@ -121,6 +122,33 @@ def test_a_store_and_manifest_made_by_hand_give_steps_sessions_handoffs_and_cost
     assert step.split.worker_tool_calls == 1 and step.split.main_turns == 2
     assert step.context_peak == 9000 and step.context_last == 1500
     assert report.totals()["handoffs"] == 1
+    page = render_html(report)
+    assert 'class="handoff-link"' in page and 'class="mark handoff"' in page
+    assert "from s-old" in render_table(report) and "→ s-new" in render_table(report)
+
+
+def test_a_long_session_is_drawn_as_a_line_and_a_short_sparkline(tmp_path: Path) -> None:
+    entries: list[dict[str, Any]] = [_user("go")]
+    for n in range(MAX_DOTS + 200):
+        entries.append(_assistant(f"m{n}", [{"type": "text", "text": "."}], input_tokens=1000 + n))
+    anyio.run(_store, tmp_path / "runs" / "sessions.db", {"long": entries})
+    report = analyze_run(tmp_path)
+    page = render_html(report)
+    assert 'class="turn"' not in page, "no dot per turn above MAX_DOTS"
+    points = page.split('class="context" data-session="long" points="')[1].split('"')[0]
+    assert len(points.split()) == MAX_DOTS + 200
+    row = next(line for line in render_table(report).splitlines() if line.startswith("long"))
+    assert len(row.split()[3]) == 32, "the sparkline keeps its width"
+
+
+def test_a_run_without_transcripts_still_renders(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs"
+    run_dir.mkdir()
+    (run_dir / "manifest.json").write_text(json.dumps([{"step": "s", "ok": False, "error": "boom", "cost_usd": 0.1, "attempts": 3}]))
+    report = analyze_run(run_dir)
+    assert report.steps[0].retries == 2 and not report.sessions
+    assert "no main-thread turns recorded" in render_html(report)
+    assert "FAIL" in render_table(report) and "no sessions.db" in render_table(report)
 
 
 def test_default_run_dir_json_and_html(tmp_path: Path) -> None:
