@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from flower_stores import SqliteSessionStore, TrimPolicy, trim
 
 from flower_cli.analyze import analyze_run, render_html, render_table
