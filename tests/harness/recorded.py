@@ -18,6 +18,7 @@ class RecordedRequest:
     body: bytes
     received_at: float = field(default_factory=time.monotonic)
     status: int | None = None  # what the server answered (None: no answer, e.g. an outage or a hang)
+    usage: dict[str, int] | None = None  # the usage the server reported for a completed message
 
     @property
     def json(self) -> Any:

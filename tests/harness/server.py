@@ -307,6 +307,8 @@ class ScriptedServer:
         elif isinstance(reply, Drop):
             self._stream_dropped(handler, request, body, reply)
         elif isinstance(reply, Turn):
+            # Recorded before answering: a test that waits for the request sees the usage the client will get.
+            request.usage = self._usage(body, reply)
             if request.streaming:
                 self._stream_turn(handler, request, body, reply)
             else:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import sys
 
+from . import __version__
 from .app import main as _main
+from .update_notice import around_command
 
 __all__ = ["main"]
 
 
 def main() -> None:
-    sys.exit(_main())
+    # The update notice lives here, at the console entry, not in app.main(): programs and tests that call
+    # app.main() in-process never get a network check or an extra stderr line.
+    sys.exit(around_command(sys.argv[1:], __version__, _main))
 
 
 if __name__ == "__main__":

@@ -137,6 +137,18 @@ def doctor(
     run_doctor(ctx.obj, probe=not no_probe)
 
 
+@app.command()
+def analyze(
+    ctx: typer.Context,
+    run_dir: Annotated[Optional[Path], typer.Argument(help="A run dir (or a workspace holding runs/) [default: this workspace's run dir].")] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write one self-contained HTML page with the charts to this file.")] = None,
+) -> None:
+    """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
+    from .commands.analyze import run_analyze
+
+    run_analyze(ctx.obj, run_dir, html)
+
+
 @sessions_app.callback(invoke_without_command=True)
 def sessions_list(ctx: typer.Context) -> None:
     """List this workspace's sessions (newest first)."""

@@ -10,6 +10,9 @@ Concurrency model (why it is safe for parallel runs in one run dir):
 
 All SQLite work runs in a worker thread (anyio), one connection per thread, so a 20 MB load never blocks the
 event loop and two loads in one process do not wait for each other.
+
+``read_only=True`` opens an existing file for inspection (``flower analyze``, ``flower sessions``): no directory
+is created, no schema written, no journal mode set, and every write raises `StoreError`.
 """
 
 from __future__ import annotations
@@ -166,17 +169,21 @@ class SqliteSessionStore:
     with ``close()`` or a ``with`` block.
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
+    def __init__(self, path: str | PathLike[str], *, read_only: bool = False) -> None:
         self.path = Path(path).expanduser()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory") from exc
+        self.read_only = read_only
         self._lock = threading.Lock()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._closed = False
         self._last_mtime = 0
+        if read_only:
+            self._check_readable()
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory") from exc
         with self._transaction() as db:
             # executescript() would COMMIT our BEGIN first, so the DDL runs statement by statement.
             for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
@@ -193,6 +200,11 @@ class SqliteSessionStore:
         with self._lock:
             if self._closed:  # closed while we waited for the lock
                 raise StoreError(f"session store {self.path} is closed; open a new SqliteSessionStore")
+            if self.read_only:
+                db = self._open_read_only()
+                self._connections.append(db)
+                self._local.db = db
+                return db
             try:
                 # isolation_level=None: we issue BEGIN/COMMIT ourselves, so the write lock is taken when *we*
                 # say (BEGIN IMMEDIATE), not lazily at the first INSERT after a read.
@@ -216,9 +228,43 @@ class SqliteSessionStore:
             self._local.db = db
             return db
 
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot change the file, its journal mode or its directory.
+
+        ``mode=ro`` still creates the ``-wal``/``-shm`` side files when they are missing (and fails where it
+        cannot, e.g. on a read-only copy). They are missing only when no connection is open and the last one
+        checkpointed everything into the main file, so then ``immutable=1`` reads the main file alone, which
+        is complete, and touches nothing. While a writer is live its side files exist and ``mode=ro`` reads
+        through them, so a running step's newest entries are seen too.
+        """
+        live = Path(f"{self.path}-wal").exists()
+        mode = "mode=ro" if live else "mode=ro&immutable=1"
+        uri = f"{self.path.absolute().as_uri()}?{mode}"
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA query_only = ON")
+            return db
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open session store {self.path} read-only: {exc}") from exc
+
+    def _check_readable(self) -> None:
+        """Fail at construction, with one clear line, when the file is missing or is not a flower store."""
+        if not self.path.is_file():
+            raise StoreError(f"no session store at {self.path}")
+        try:
+            tables = {row[0] for row in self._connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"{self.path} is not a readable SQLite database ({exc})") from exc
+        if not {"entries", "meta"} <= tables:
+            self.close()
+            raise StoreError(f"{self.path} is a SQLite database but not a session store (no entries/meta tables)")
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that holds the database's write lock from its first statement."""
+        if self.read_only:
+            raise StoreError(f"session store {self.path} was opened read-only; open it without read_only=True to write")
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
         try:

@@ -7,6 +7,7 @@
 """
 
 from ._describe import describe_file
+from ._spill import spill_pointers
 from ._spill_reads import reads_spill
 from .guards import BULKY_TOOLS, DEFAULT_SPILL_THRESHOLD, INDEXED_TOOLS, index_guard, spill_guard
 from .workbench import Workbench
@@ -23,4 +24,5 @@ __all__ = [
     "index_guard",
     "reads_spill",
     "spill_guard",
+    "spill_pointers",
 ]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ._files import atomic_write_text
 
-__all__ = ["HEAD_CHARS", "pointer_text", "shrink", "stash"]
+__all__ = ["HEAD_CHARS", "pointer_text", "shrink", "spill_pointers", "stash"]
 
 HEAD_CHARS = 400
 
@@ -47,6 +48,18 @@ def pointer_text(size: int, shown: str, text: str) -> str:
         f"[output of {size} characters saved to {shown} — Read it for the full text, Grep it to find something]\n"
         f"first {HEAD_CHARS} characters: {head}"
     )
+
+
+_POINTER = re.compile(r"\[output of (\d+) characters saved to (.+?) — Read it for the full text")
+
+
+def spill_pointers(text: str) -> list[tuple[int, str]]:
+    """``(size, shown path)`` of every spill pointer (written by `pointer_text`) in a tool result's text.
+
+    For readers of stored transcripts (``flower analyze``): how many characters of tool output the spill
+    guard kept out of the context. One result can hold several (a Bash call's stdout and stderr).
+    """
+    return [(int(m.group(1)), m.group(2)) for m in _POINTER.finditer(text)]
 
 
 def _full_output(response: dict[str, Any], key: str) -> str:
