@@ -147,7 +147,11 @@ def aside_context(notes_dir: Path, recent: Sequence[str]) -> str:
         size += len(line) + 1
     kept.reverse()
     progress = "\n".join(f"- {line}" for line in kept) if kept else "(no progress yet)"
-    return f"## Brief\n{brief}\n\n## Goal\n{goal}\n\n## Recent progress (oldest first)\n{progress}"
+    # Tags, not headings: the brief and the goal bring their own "## Goal" headings.
+    return (
+        f"<brief>\n{brief}\n</brief>\n\n<goal>\n{goal}\n</goal>\n\n"
+        f"<recent_progress oldest_first=\"true\">\n{progress}\n</recent_progress>"
+    )
 
 
 def progress_line(event: Event) -> str | None:
@@ -189,7 +193,7 @@ def _setup_problem(exc: Exception, aside_dir: Path) -> str:
 
     found = explain(exc, store=aside_dir / "sessions.db", elsewhere="point -r at another run dir")
     message = found[1] if found is not None else f"{type(exc).__name__}: {exc}"
-    return f"the side question could not start: {_one_line(message, _ERROR_CHARS)}"
+    return f"the side question could not start: {_one_line(message, 2 * _ERROR_CHARS)}"
 
 
 async def answer_aside(
