@@ -246,7 +246,10 @@ async def answer_aside(
         return AsideAnswer(f"the side question failed: {_one_line(f'{type(exc).__name__}: {exc}', _ERROR_CHARS)}", 0.0, None, False)
     finally:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(runtime.close)
+            try:
+                await anyio.to_thread.run_sync(runtime.close)
+            except Exception:  # noqa: BLE001 - the answer is in hand; a store that will not close loses nothing
+                pass
 
     answer = result.text.strip()
     if result.ok and answer:
