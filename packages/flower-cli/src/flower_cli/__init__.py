@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentSpec",
+    "AsideAnswer",
     "BRIEF_SECTIONS",
     "Brief",
     "CLARIFIER_RULES",
@@ -49,7 +50,9 @@ __all__ = [
     "Workflow",
     "WorkflowError",
     "__version__",
+    "answer_aside",
     "archive_for_new",
+    "aside_context",
     "build_options",
     "clarify",
     "coordinator",
@@ -61,6 +64,7 @@ __all__ = [
     "merge_hooks",
     "normalize",
     "oracle",
+    "progress_line",
     "record_overflow",
     "resolve_window",
     "route_eof",
@@ -74,6 +78,7 @@ __all__ = [
 
 _HOMES = {
     "AgentSpec": "spec",
+    "AsideAnswer": "aside",
     "BRIEF_SECTIONS": "rules",
     "Brief": "brief",
     "CLARIFIER_RULES": "rules",
@@ -110,7 +115,9 @@ _HOMES = {
     "Workers": "events",
     "Workflow": "workflow",
     "WorkflowError": "workflow",
+    "answer_aside": "aside",
     "archive_for_new": "continuity",
+    "aside_context": "aside",
     "build_options": "options",
     "clarify": "roles",
     "coordinator": "roles",
@@ -122,6 +129,7 @@ _HOMES = {
     "merge_hooks": "guards",
     "normalize": "events",
     "oracle": "roles",
+    "progress_line": "aside",
     "record_overflow": "handoff",
     "resolve_window": "handoff",
     "route_eof": "routing",
@@ -134,6 +142,7 @@ _HOMES = {
 }
 
 if TYPE_CHECKING:
+    from .aside import AsideAnswer, answer_aside, aside_context, progress_line
     from .brief import Brief
     from .channel import Channel
     from .continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state

@@ -56,6 +56,8 @@ def build_options(
         "setting_sources": [] if portable else ["project"],
         "cwd": str(cwd),
     }
+    if spec.tools is not None:
+        values["tools"] = list(spec.tools)
     plugins = ([PLUGIN_DIR] if use_plugin and PLUGIN_DIR.is_dir() else []) + [Path(p) for p in plugin_dirs]
     if plugins:
         values["plugins"] = [{"type": "local", "path": str(p)} for p in plugins]

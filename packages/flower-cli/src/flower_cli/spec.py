@@ -47,7 +47,9 @@ class AgentSpec:
     """One role: instructions appended to Claude Code's own prompt, tools, limits, hooks.
 
     ``allowed_tools`` is the list that runs without asking — not an exclusive whitelist; the Runtime adds a
-    guard (`whitelist_guard`) so hands-on tools outside it are refused on the main thread.
+    guard (`whitelist_guard`) so hands-on tools outside it are refused on the main thread. ``tools`` (None =
+    the harness's full set) is the set of built-in tools the model is offered at all: a role that must never
+    write (the aside) lists only its read-only tools, so the others are not even in its context.
     """
 
     name: str
@@ -67,3 +69,4 @@ class AgentSpec:
     glance: bool = False
     workbench: bool = True  # inject the workbench index into a new session's first message
     delegate_only: bool = False
+    tools: list[str] | None = None
