@@ -8,6 +8,8 @@ under a newer harness keeps its older lines):
   call. ``user-rejected`` *without* a decision is a call stopped while it ran.
 - Before that (1.0.x, 2.0.x, 2.1.0–2.1.39) there is no marker: the harness wrote one of its fixed sentences as the
   result, flagged ``is_error``, and a *string* ``toolUseResult`` ("Error: …", "User rejected tool use").
+  Later harnesses still write this unmarked form for some lines: subagent permission denials of 2.1.47–2.1.81
+  seen in public transcripts carry no ``toolDenialKind``. So the unmarked rules apply to every version.
 - The oldest interrupt form is ``[Request interrupted by user…]`` inside an error result.
 
 Text alone would misfire on a tool output that happens to contain the sentence (a grep of a log), so an
