@@ -170,7 +170,11 @@ class HandoffLoop:
         return (degraded(self.step, self.original_prompt, why), why) if why else (doc, "")
 
     def overflowed(self, *errors: str | None) -> Handoff:
-        """The context overflowed: remember the limit for later runs, and build the handoff mechanically."""
+        """The context overflowed: remember the limit for later runs, and build the handoff mechanically.
+
+        The API names its limit (``… > 200000 maximum``), but the harness passes on only "Prompt is too long";
+        then the context last seen before the overflow is what is known not to fit, with the next request.
+        """
         seen = overflow_limit(*errors) or self.context
         if seen:
             record_overflow(seen, model=self.model)
