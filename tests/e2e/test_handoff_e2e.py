@@ -5,6 +5,9 @@ with it; an overflow error degrades the handoff; the ninth generation stops the 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +141,30 @@ async def test_the_ninth_generation_stops_the_step(claude_env: ScriptedServer, w
     assert row["ok"] is False and row["retired"] == result.retired and row["error"] == result.error
     archived = list((tmp_path / "runs" / "handoffs" / "archive" / "handoff").glob("huge-*.md"))
     assert len(archived) == 7, "each generation's document archives the previous one"
+
+
+def test_flower_once_hands_off_with_the_window_from_flower_window(claude_env: ScriptedServer, workspace: Path) -> None:
+    first = when_main() & when_prompt("CLI-TASK") & ~WRITING
+    claude_env.script(
+        # FLOWER_WINDOW=100k: hand off at 50k, warn from 30k
+        *keyed(first, bash("echo one", text="Looking.", usage=Usage(input_tokens=60_000))),
+        Step(Text(HANDOFF_TEXT), WRITING),
+        Step(Text("CLI-SUCCESSOR-DONE"), when_prompt(TAKING_OVER)),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "flower_cli", "-W", "--json", "once", "-t", "Bash", "CLI-TASK: count"],
+        cwd=workspace, env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_WINDOW": "100k"},
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    handoffs = [e["payload"] for e in events if e["kind"] == "handoff"]
+    assert [h["phase"] for h in handoffs] == ["near", "writing", "done"]
+    assert handoffs[-1]["window"] == 100_000 and handoffs[-1]["at"] == 50_000 and handoffs[-1]["degraded"] is False
+    assert handoffs[-1]["sections"]["next_step"].startswith("Report the count")
+    saved = workspace / "runs" / "workbench" / "notes" / "handoff-ad-hoc.md"
+    assert handoffs[-1]["path"] == str(saved) and saved.is_file()
+    final = events[-1]
+    assert final["kind"] == "done" and final["ok"] is True and final["text"] == "CLI-SUCCESSOR-DONE"
+    [row] = rows(workspace / "runs")
+    assert row["retired"] == [handoffs[-1]["retired"]] and row["session_id"] == final["session_id"] != row["retired"][0]
