@@ -95,6 +95,30 @@ async def test_usage_over_the_threshold_hands_off_to_a_fresh_session(claude_env:
     assert row["retired"] == result.retired and row["session_id"] == result.session_id and row["ok"] is True
 
 
+
+async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_words(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+    first = when_main() & when_prompt("ROUND-1") & ~WRITING
+    claude_env.script(
+        # Round 1 ends its step at 160k: nothing to hand over then (the step is done).
+        *keyed(first, Text("Round one done.", usage=Usage(input_tokens=160_000))),
+        Step(Text(HANDOFF_TEXT), WRITING),
+        Step(Text("ROUND-2-DONE"), when_prompt(TAKING_OVER)),
+    )
+    with Runtime(workspace, tmp_path / "runs", handoff=HandoffPolicy(window=WINDOW)) as rt:
+        one = await rt.run(spec(), "ROUND-1: start", step_name="work")
+        assert one.ok and not one.retired and one.context == 160_000
+        events: list[Event] = []
+        two = await rt.run(spec(), "ROUND-2: the judge's gaps", step_name="work#round2", resume=one.session_id, on_event=events.append)
+
+    assert two.ok and two.text == "ROUND-2-DONE", (two.error, two.errors)
+    assert two.retired == [one.session_id] and two.session_id != one.session_id
+    writing = next(r for r in claude_env.message_requests if WRITING(r))
+    assert "ROUND-1" in writing.first_user_text and "ROUND-2" not in writing.text, "the old session wrote it, before the new words"
+    successor = next(r for r in claude_env.message_requests if TAKING_OVER in r.first_user_text)
+    assert "HANDOFF-NEXT" in successor.first_user_text and "ROUND-2: the judge's gaps" in successor.first_user_text
+    assert [e.payload.get("phase") for e in events if e.kind == "handoff"] == ["writing", "done"]
+
+
 async def test_a_prompt_too_long_error_forces_a_degraded_handoff(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
     big = when_main() & when_prompt("BIG-TASK")
     claude_env.script(

@@ -110,6 +110,12 @@ class HandoffLoop:
             return False
         return not live_workers or self.context >= self.hard_at
 
+    def full(self, context: int) -> bool:
+        """Take a resumed session's last known context; True when it is already past the handoff point."""
+        if context > self.context:
+            self.context = context
+        return self.context >= self.at
+
     def _maybe_warn(self) -> None:
         if self._warned or self.context < self.warn_at:
             return

@@ -365,6 +365,14 @@ class Runtime:
         current_prompt = self._first_prompt(spec, prompt, resume)
         current_resume, current_fork, current_resume_at = resume, fork, resume_at
         try:
+            if handoffs is not None and resume and not fork and not resume_at and handoffs.full(self.context_of(resume)):
+                # The session to continue is already past the handoff point (a turn that ends its step never hands
+                # off: there is nothing left to hand over). Hand it off before the new words go in, so they reach
+                # a session with room for them.
+                result.session_id = resume
+                successor = await self._hand_over(handoffs, spec, result, workers, None)
+                current_prompt = self._first_prompt(spec, f"{successor}\n\n---\n\n{prompt}", None)
+                current_resume = None
             while True:
                 options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at)
                 stream = flower_resilience.resilient_query(
@@ -403,20 +411,9 @@ class Runtime:
                         result.ok, result.error = False, handoffs.stop()
                         result.errors.append(result.error)
                         break
-                    old = result.session_id
-                    if handoff_due and old:
-                        doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result))
-                    else:
-                        doc, why = handoffs.overflowed(stream.record.error, *stream.record.errors), OVERFLOW_WHY
-                    if why:
-                        result.errors.append(f"handoff degraded ({why})")
-                    successor = handoffs.take_over(doc, old, why=why)
-                    result.retired = list(handoffs.retired)
-                    result.session_id = None  # the successor's id arrives with its first message
-                    workers.retire()  # the old session's process, and its background workers, ended with it
-                    current_prompt = self._first_prompt(spec, successor, None)
-                    current_resume = None
-                    self._write_manifest()  # the retired session is on record even if this process dies now
+                    overflow = (stream.record.error, *stream.record.errors) if overflowed else None
+                    successor = await self._hand_over(handoffs, spec, result, workers, overflow)
+                    current_prompt, current_resume = self._first_prompt(spec, successor, None), None
                     continue
                 if interrupted and result.session_id:
                     self._interrupt.clear()
@@ -464,6 +461,25 @@ class Runtime:
         save_dir = self.workbench.notes if self.workbench is not None else self.run_dir / "handoffs"
         model = spec.model if spec.model not in (None, "inherit") else None
         return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)
+
+    async def _hand_over(
+        self, handoffs: HandoffLoop, spec: AgentSpec, result: StepResult, workers: Workers, overflow: tuple[str | None, ...] | None
+    ) -> str:
+        """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
+        ``overflow`` (its errors). Returns the successor's first message."""
+        old = result.session_id
+        if overflow is None and old:
+            doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result))
+        else:
+            doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
+        if why:
+            result.errors.append(f"handoff degraded ({why})")
+        successor = handoffs.take_over(doc, old, why=why)
+        result.retired = list(handoffs.retired)
+        result.session_id = None  # the successor's id arrives with its first message
+        workers.retire()  # the old session's process, and its background workers, ended with it
+        self._write_manifest()  # the retired session is on record even if this process dies now
+        return successor
 
     async def _quiet_round(self, spec: AgentSpec, prompt: str, session_id: str, result: StepResult) -> QuietRound:
         """One round on ``session_id`` that is not streamed to the UI (the handoff-writing round): its cost and
