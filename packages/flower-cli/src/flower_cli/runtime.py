@@ -478,8 +478,7 @@ class Runtime:
         result.retired = list(handoffs.retired)
         result.session_id = None  # the successor's id arrives with its first message
         workers.retire()  # the old session's process, and its background workers, ended with it
-        self._write_manifest()  # the retired session is on record even if this process dies now
-        return successor
+        return successor  # (a kill from here on is recorded by rescue(), retired sessions included)
 
     async def _quiet_round(self, spec: AgentSpec, prompt: str, session_id: str, result: StepResult) -> QuietRound:
         """One round on ``session_id`` that is not streamed to the UI (the handoff-writing round): its cost and
