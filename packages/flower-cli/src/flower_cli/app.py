@@ -72,6 +72,13 @@ class PermissionMode(str, Enum):
     bypassPermissions = "bypassPermissions"  # noqa: N815
 
 
+_WINDOW_HELP = (
+    "The model's context window in tokens (e.g. 200k, 1m); a session hands off at window - max(50k, 25%) "
+    "[default: FLOWER_WINDOW, else the smallest overflow seen, else 200k (1M for a model name ending in 1m)]."
+)
+_NO_HANDOFF_HELP = "Let the harness compact the context itself instead of handing off to a fresh session."
+
+
 @app.command()
 def go(
     ctx: typer.Context,
@@ -95,22 +102,29 @@ def once(
     budget: Annotated[Optional[float], typer.Option("-b", "--budget", help="Hard cost cap in USD for this query.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this session id (from `flower sessions`).")] = None,
     fork: Annotated[bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")] = False,
+    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run one agent once; the answer goes to stdout."""
     from .commands.once import run_once
 
-    run_once(ctx.obj, prompt, instructions=instructions, tools=tools, permission_mode=permission_mode.value, budget=budget, resume=resume, fork=fork)
+    run_once(
+        ctx.obj, prompt, instructions=instructions, tools=tools, permission_mode=permission_mode.value, budget=budget,
+        resume=resume, fork=fork, window=window, no_handoff=no_handoff,
+    )
 
 
 @app.command("run")
 def run_cmd(
     ctx: typer.Context,
     target: Annotated[str, typer.Argument(help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).")],
+    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run a workflow defined in Python."""
     from .commands.run import run_workflow
 
-    run_workflow(ctx.obj, target)
+    run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff)
 
 
 @app.command()

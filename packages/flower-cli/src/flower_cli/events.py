@@ -200,6 +200,12 @@ class Workers:
         """Task id -> description of the workers that have not finished."""
         return {tid: t["description"] for tid, t in self.tasks.items() if t["status"] not in TERMINAL_STATUSES}
 
+    def retire(self, status: str = "stopped") -> None:
+        """Mark every live worker ``status``: its harness process is gone (a handoff ended the session)."""
+        for task in self.tasks.values():
+            if task["status"] not in TERMINAL_STATUSES:
+                task["status"] = status
+
     def live_list(self) -> list[dict[str, str]]:
         return [{"id": tid, "description": desc} for tid, desc in self.live.items()]
 

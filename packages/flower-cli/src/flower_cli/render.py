@@ -141,8 +141,29 @@ class Renderer:
         elif kind == "step":
             self.step(event.text, int(p.get("index", 1)), int(p.get("total", 1)), str(p.get("note", "")))
         elif kind == "handoff":
-            self.line(f"  # {event.text}", "magenta")
+            self._handoff(event)
         # system / unknown / future kinds: nothing to show
+
+    def _handoff(self, event: Event) -> None:
+        """Near the threshold (a warning), writing, the takeover (what the successor was told), or stopped."""
+        p = event.payload
+        phase = p.get("phase")
+        if phase == "near":
+            self.line(f"  ~ {event.text}", "yellow")
+        elif phase == "stopped":
+            self.line(f"  x {event.text}", "red")
+        elif phase == "done":
+            self.line(f"  # {event.text}", "yellow" if p.get("degraded") else "magenta")
+            self.context = 0  # the successor starts from an empty context
+            if p.get("path"):
+                self.line(f"    handoff: {p['path']}", "dim")
+            sections = p.get("sections")
+            if self.verbose and isinstance(sections, dict):
+                for key in ("doing", "next_step"):
+                    if sections.get(key):
+                        self.line(f"    {key}: {' '.join(str(sections[key]).split())[:200]}", "dim")
+        else:
+            self.line(f"  # {event.text}", "magenta")
 
     def _worker_event(self, event: Event) -> None:
         """A worker's own event, indented under its description (workers run in parallel and interleave)."""

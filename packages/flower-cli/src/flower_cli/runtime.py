@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from .events import Event, Workers, normalize
 from .guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
+from .handoff import OVERFLOW_WHY, HandoffPolicy, is_overflow
+from .handoff_loop import HandoffLoop, QuietRound
 from .manifest import Manifest
 from .options import build_options
 from .result import StepResult
-from .spec import AgentSpec
+from .spec import AgentSpec, CompactPolicy
 
 if TYPE_CHECKING:
     # Types only: the siblings and the SDK are imported on first use, so `flower --help` stays fast.
@@ -81,13 +83,13 @@ class Runtime:
         workbench: bool | Workbench = False,
         spill_threshold: int | None = 4000,
         resilience: bool | Resilience = True,
-        # bool | HandoffPolicy: the policy type arrives with handoff; until then any policy object passes.
-        handoff: bool | Any = True,
+        handoff: bool | HandoffPolicy = True,
         store: SessionStore | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
+        ``handoff``: True for the default `HandoffPolicy`, False to let the harness compact instead, or a policy.
         ``store``: any SDK `SessionStore`; by default a `PruningSessionStore` over ``<run_dir>/sessions.db``
         (``trim``, ``ephemeral`` and ``keep_denials`` configure that default and are ignored with a store).
 
@@ -115,7 +117,7 @@ class Runtime:
         self.keep_denials = keep_denials
         self.plugin_dirs = tuple(plugin_dirs)
         self.spill_threshold = spill_threshold
-        self.handoff = handoff
+        self.handoff: HandoffPolicy = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
         self.resilience: Resilience = (
             resilience if isinstance(resilience, flower_resilience.Resilience) else flower_resilience.Resilience(enabled=bool(resilience))
         )
@@ -280,6 +282,10 @@ class Runtime:
 
     def _options(self, spec: AgentSpec, *, resume: str | None, fork: bool, resume_at: str | None) -> Any:
         add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
+        if self.handoff.enabled and spec.compact is None:
+            # Handoff replaces the harness's compaction: left on, it would summarise the thread away (at about
+            # window - 33k) before or instead of a handoff. A spec's own CompactPolicy is respected.
+            spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
         return build_options(
             spec,
             cwd=self.workspace,
@@ -355,15 +361,24 @@ class Runtime:
                     except Exception:  # noqa: BLE001 - a UI or lineage callback must not break the step
                         pass
 
+        handoffs = self._handoff_loop(spec, result.step, prompt, emit)
         current_prompt = self._first_prompt(spec, prompt, resume)
         current_resume, current_fork, current_resume_at = resume, fork, resume_at
         try:
+            if handoffs is not None and resume and not fork and not resume_at and handoffs.full(self.context_of(resume)):
+                # The session to continue is already past the handoff point (a turn that ends its step never hands
+                # off: there is nothing left to hand over). Hand it off before the new words go in, so they reach
+                # a session with room for them.
+                result.session_id = resume
+                successor = await self._hand_over(handoffs, spec, result, workers, None)
+                current_prompt = self._first_prompt(spec, f"{successor}\n\n---\n\n{prompt}", None)
+                current_resume = None
             while True:
                 options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at)
                 stream = flower_resilience.resilient_query(
                     prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
                 )
-                interrupted = False
+                interrupted = handoff_due = False
                 try:
                     async for message in stream:
                         sid = getattr(message, "session_id", None)
@@ -373,20 +388,33 @@ class Runtime:
                         if self._interrupt.is_set():
                             interrupted = True
                             break
-                        for raw in normalize(message):
-                            event = workers.annotate(raw)
+                        events = [workers.annotate(raw) for raw in normalize(message)]
+                        for event in events:
                             if event.kind == "turn":
                                 answer.turn_ended(event)
                                 event = replace(event, payload={**event.payload, "step": result.step, "live_workers": workers.live_list()})
                             else:
                                 self._collect(result, event, answer)
                             emit(event)
+                        if handoffs is not None and handoffs.observe(events, live_workers=bool(workers.live)) and result.session_id:
+                            handoff_due = True
+                            break
                 finally:
                     await stream.aclose()
                 self._absorb(result, stream.record)
                 # A fork or a roll-back point applies to the first launch only; what follows continues the
                 # session the first launch produced (the original re-sent resume_at on every attempt).
                 current_fork, current_resume_at = False, None
+                overflowed = handoffs is not None and not result.ok and not interrupted and is_overflow(stream.record.error, *stream.record.errors)
+                if handoffs is not None and (handoff_due or overflowed):
+                    if handoffs.exhausted:
+                        result.ok, result.error = False, handoffs.stop()
+                        result.errors.append(result.error)
+                        break
+                    overflow = (stream.record.error, *stream.record.errors) if overflowed else None
+                    successor = await self._hand_over(handoffs, spec, result, workers, overflow)
+                    current_prompt, current_resume = self._first_prompt(spec, successor, None), None
+                    continue
                 if interrupted and result.session_id:
                     self._interrupt.clear()
                     words, self._interrupt_words = self._interrupt_words.strip(), ""
@@ -424,6 +452,54 @@ class Runtime:
             self._write_manifest()
         emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
         return result
+
+    def _handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
+        if not self.handoff.enabled:
+            return None
+        # Without a workbench the document still lands on disk, in the run dir (the original kept it only in
+        # the successor's prompt).
+        save_dir = self.workbench.notes if self.workbench is not None else self.run_dir / "handoffs"
+        model = spec.model if spec.model not in (None, "inherit") else None
+        return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)
+
+    async def _hand_over(
+        self, handoffs: HandoffLoop, spec: AgentSpec, result: StepResult, workers: Workers, overflow: tuple[str | None, ...] | None
+    ) -> str:
+        """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
+        ``overflow`` (its errors). Returns the successor's first message."""
+        old = result.session_id
+        if overflow is None and old:
+            doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result))
+        else:
+            doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
+        if why:
+            result.errors.append(f"handoff degraded ({why})")
+        successor = handoffs.take_over(doc, old, why=why)
+        result.retired = list(handoffs.retired)
+        result.session_id = None  # the successor's id arrives with its first message
+        workers.retire()  # the old session's process, and its background workers, ended with it
+        return successor  # (a kill from here on is recorded by rescue(), retired sessions included)
+
+    async def _quiet_round(self, spec: AgentSpec, prompt: str, session_id: str, result: StepResult) -> QuietRound:
+        """One round on ``session_id`` that is not streamed to the UI (the handoff-writing round): its cost and
+        turns count for the step; no budget cap, so the session that knows the work can always write it down."""
+        import flower_resilience
+
+        options = self._options(replace(spec, max_budget_usd=None), resume=session_id, fork=False, resume_at=None)
+        answer = _Answer()
+        stream = flower_resilience.resilient_query(prompt=prompt, options=options, policy=self.resilience)
+        try:
+            async for message in stream:
+                for event in normalize(message):
+                    if event.kind == "turn":
+                        answer.turn_ended(event)
+                    elif event.kind == "text" and not event.subagent:
+                        answer.add(event.text)
+        finally:
+            await stream.aclose()
+        record = stream.record
+        self._absorb(result, record)
+        return QuietRound(answer.final(record.ok), None if record.ok else (record.error or "the round did not finish"))
 
     @staticmethod
     def _collect(result: StepResult, event: Event, answer: _Answer) -> None:
@@ -520,6 +596,7 @@ def _step_payload(result: StepResult) -> dict[str, Any]:
         "text": result.text,
         "error": result.error,
         "workers": result.workers,
+        "retired": result.retired,
         "duration_s": result.duration_s,
     }
 

@@ -15,6 +15,7 @@ from ..render import JsonRenderer, Renderer
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
+    from ..handoff import HandoffPolicy
     from ..result import StepResult
     from ..runtime import Runtime
 
@@ -23,6 +24,7 @@ __all__ = [
     "ensure_credentials",
     "exit_code_for",
     "finish",
+    "handoff_policy",
     "interactive",
     "make_view",
     "open_runtime",
@@ -83,7 +85,23 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
         raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
 
 
-def open_runtime(opts: GlobalOptions, *, workbench: Any = None) -> Runtime:
+def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
+    """``--window`` / ``--no-handoff`` as a policy, or a one-line usage `Exit` for a wrong value."""
+    from ..handoff import HandoffPolicy, parse_token_count
+
+    if no_handoff:
+        if window is not None:
+            raise Exit(ExitCode.USAGE, "--window sets when a session hands off; it means nothing with --no-handoff (drop one).")
+        return HandoffPolicy(enabled=False)
+    if window is None:
+        return HandoffPolicy()  # the window comes from FLOWER_WINDOW, the calibration file or the model name
+    try:
+        return HandoffPolicy(window=parse_token_count(window))
+    except ValueError as exc:
+        raise Exit(ExitCode.USAGE, f"--window: {exc}.") from exc
+
+
+def open_runtime(opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True) -> Runtime:
     """The command's Runtime, or a one-line `Exit` saying what is wrong with the workspace or the run dir.
 
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
@@ -99,7 +117,7 @@ def open_runtime(opts: GlobalOptions, *, workbench: Any = None) -> Runtime:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
         _check_writable(opts.run_dir)
-        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench if workbench is None else workbench, trim=opts.trim)
+        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench if workbench is None else workbench, trim=opts.trim, handoff=handoff)
     except Exception as exc:
         raise _explained(exc, opts.run_dir) from exc
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, make_view, open_runtime, rescued, show_settings
+from .common import ensure_credentials, exit_code_for, finish, handoff_policy, make_view, open_runtime, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -23,6 +23,8 @@ def run_once(
     budget: float | None,
     resume: str | None,
     fork: bool,
+    window: str | None = None,
+    no_handoff: bool = False,
 ) -> None:
     if fork and not resume:
         raise Exit(ExitCode.USAGE, "--fork branches off an existing session; give it one with --resume SESSION_ID.")
@@ -30,6 +32,7 @@ def run_once(
         raise Exit(ExitCode.USAGE, f"--budget must be a positive amount in USD, got {budget}.")
     if not prompt.strip():
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
+    handoff = handoff_policy(window, no_handoff)
     view, sink = make_view(opts)
     if opts.verbose:
         show_settings(view)
@@ -41,7 +44,7 @@ def run_once(
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
-    runtime = open_runtime(opts)
+    runtime = open_runtime(opts, handoff=handoff)
     with rescued(runtime, recorded="the step is"):
         if resume and not runtime.has_session(resume):
             raise Exit(

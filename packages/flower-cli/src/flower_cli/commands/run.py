@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, make_view, open_runtime, rescued, show_settings
+from .common import ensure_credentials, exit_code_for, finish, handoff_policy, make_view, open_runtime, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -67,9 +67,10 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
     raise Exit(ExitCode.USAGE, f"{target} is a {type(obj).__name__}, not a flower_cli.Workflow or a function returning one")
 
 
-def run_workflow(opts: GlobalOptions, target: str) -> None:
+def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
     from ..workflow import WorkflowError
 
+    handoff = handoff_policy(window, no_handoff)
     try:
         workflow = _as_workflow(load_target(target), target)
     except WorkflowError as exc:
@@ -83,7 +84,7 @@ def run_workflow(opts: GlobalOptions, target: str) -> None:
 
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
-    runtime = open_runtime(opts, workbench=workbench)
+    runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
     with rescued(runtime, recorded="the steps so far are"):
         try:
             ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))

@@ -1,0 +1,220 @@
+"""One step's handoffs, as the Runtime drives them: the main thread's context watermark, the warning near
+the threshold, when to stop for a handoff, the handoff itself (written by the same session, or built
+mechanically when that cannot work) and the takeover by a fresh session.
+
+The pieces that do not depend on a running step (the policy, the document, saving it, recognising an
+overflow) live in `flower_cli.handoff`; this module only sequences them. The Runtime owns the SDK: it gives
+`HandoffLoop.hand_off` a function that runs one quiet round on the old session.
+
+Where a step may stop for a handoff: only at a clean boundary of the main thread — a tool-result message that
+leaves no tool call of the main thread open (the model is about to be asked again, and nothing is cut in
+half), or the end of a turn while background workers are still live (the step is not over: a worker's
+notification would wake it). A turn that ends with no live worker ends the step, so there is nothing to hand
+over. While workers are live a handoff would end them with the old session's process, so it waits for them,
+unless the context is already past the middle of the headroom.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .events import Event
+from .handoff import OVERFLOW_WHY, Handoff, HandoffPolicy, degraded, handoff_prompt, is_overflow, record_overflow, save
+
+__all__ = ["HandoffLoop", "QuietRound", "overflow_limit"]
+
+EventSink = Callable[[Event], Any]
+
+# "prompt is too long: 210000 tokens > 200000 maximum" — the API names the limit it enforced.
+_LIMIT = re.compile(r"(\d[\d,_]*)\s*tokens?\s*>\s*(\d[\d,_]*)\s*(?:token\s*)?maximum", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class QuietRound:
+    """What one round on the old session returned: its final text, or the error that ended it."""
+
+    text: str
+    error: str | None = None
+
+
+def overflow_limit(*texts: str | None) -> int:
+    """The context limit an overflow error names (``… > 200000 maximum``), or 0 when none does."""
+    for text in texts:
+        match = _LIMIT.search(text or "")
+        if match:
+            return int(re.sub(r"[,_]", "", match.group(2)))
+    return 0
+
+
+def _k(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}K"
+
+
+class HandoffLoop:
+    """The handoff state of one ``Runtime.run``: reset for every generation, counted over the whole step."""
+
+    def __init__(
+        self,
+        policy: HandoffPolicy,
+        *,
+        step: str,
+        original_prompt: str,
+        save_dir: Path,
+        emit: EventSink,
+        model: str | None = None,
+    ) -> None:
+        self.policy = policy.resolved(model=model)
+        self.window = self.policy.window_tokens
+        self.at = self.policy.at
+        self.warn_at = self.policy.warn_at
+        # Past this point a handoff no longer waits for live workers: the next turn could overflow.
+        self.hard_at = self.at + max(0, self.window - self.at) // 2
+        self.step = step
+        self.original_prompt = original_prompt
+        self.save_dir = save_dir
+        self.model = model
+        self._emit = emit
+        self.generations = 0
+        self.retired: list[str] = []
+        self.context = 0
+        self._warned = False
+        self._open_calls: set[str] = set()
+
+    # --- watching the main thread ------------------------------------------------------------------
+
+    def observe(self, events: list[Event], *, live_workers: bool) -> bool:
+        """Feed one message's events; True when the step should stop here for a handoff."""
+        boundary = False
+        for event in events:
+            if event.subagent:
+                continue
+            p = event.payload
+            context = p.get("context")
+            if isinstance(context, int) and context > self.context:
+                self.context = context
+                self._maybe_warn()
+            if event.kind == "tool_call" and isinstance(p.get("id"), str):
+                self._open_calls.add(p["id"])
+            elif event.kind == "tool_result":
+                self._open_calls.discard(str(p.get("tool_use_id")))
+                boundary = boundary or not self._open_calls
+            elif event.kind == "turn":
+                self._open_calls.clear()
+                # A turn that ends with nobody live ends the step: nothing left to hand over.
+                boundary = boundary or live_workers
+        if not boundary or self.context < self.at:
+            return False
+        return not live_workers or self.context >= self.hard_at
+
+    def full(self, context: int) -> bool:
+        """Take a resumed session's last known context; True when it is already past the handoff point."""
+        if context > self.context:
+            self.context = context
+        return self.context >= self.at
+
+    def _maybe_warn(self) -> None:
+        if self._warned or self.context < self.warn_at:
+            return
+        self._warned = True
+        left = max(0, self.at - self.context)
+        self._emit(
+            Event(
+                "handoff",
+                f"context {_k(self.context)}/{_k(self.window)} · about {_k(left)} to the handoff",
+                payload={"phase": "near", "step": self.step, "context": self.context, "window": self.window, "at": self.at},
+            )
+        )
+
+    # --- limits ------------------------------------------------------------------------------------
+
+    @property
+    def exhausted(self) -> bool:
+        return self.generations >= self.policy.max_generations
+
+    def stop(self) -> str:
+        """The one-line diagnostic when the step has handed off ``max_generations`` times and is due again."""
+        n = self.generations
+        message = (
+            f"handed off {n} time{'s' if n != 1 else ''} in step {self.step!r} and the context is full again "
+            f"({_k(self.context)} of a {_k(self.window)} window, handoff at {_k(self.at)}): the handoff point is "
+            "probably below what this role needs to start; give a larger window (--window, FLOWER_WINDOW) or "
+            "run with --no-handoff"
+        )
+        self._emit(Event("handoff", message, payload={"phase": "stopped", "step": self.step, "generations": n, "context": self.context, "window": self.window, "at": self.at}))
+        return message
+
+    # --- the handoff -------------------------------------------------------------------------------
+
+    async def hand_off(self, quiet_round: Callable[[str], Awaitable[QuietRound]]) -> tuple[Handoff, str]:
+        """Ask the same session for its handoff (``quiet_round`` runs one round on it with the given prompt).
+
+        Returns the document and, when it had to be built mechanically, why (else "").
+        """
+        self._emit(
+            Event(
+                "handoff",
+                f"context {_k(self.context)}/{_k(self.window)}: writing a handoff",
+                payload={"phase": "writing", "step": self.step, "context": self.context, "window": self.window, "at": self.at},
+            )
+        )
+        try:
+            outcome = await quiet_round(handoff_prompt(self.context, self.window))
+        except Exception as exc:  # noqa: BLE001 - any failure of the writing round degrades the handoff
+            outcome = QuietRound("", f"{type(exc).__name__}: {exc}")
+        if outcome.error is not None and is_overflow(outcome.error):
+            return self.overflowed(outcome.error), OVERFLOW_WHY
+        doc = Handoff.parse(outcome.text)
+        why = ""
+        if outcome.error is not None and not doc.complete:
+            why = f"the writing round failed: {' '.join(outcome.error.split())[:160]}"
+        elif not doc.complete:
+            why = doc.incomplete_reason() or "it was empty"
+        return (degraded(self.step, self.original_prompt, why), why) if why else (doc, "")
+
+    def overflowed(self, *errors: str | None) -> Handoff:
+        """The context overflowed: remember the limit for later runs, and build the handoff mechanically.
+
+        The API names its limit (``… > 200000 maximum``), but the harness passes on only "Prompt is too long";
+        then the context last seen before the overflow is what is known not to fit, with the next request.
+        """
+        seen = overflow_limit(*errors) or self.context
+        if seen:
+            record_overflow(seen, model=self.model)
+        return degraded(self.step, self.original_prompt, OVERFLOW_WHY)
+
+    def take_over(self, doc: Handoff, old_session: str | None, *, why: str = "") -> str:
+        """Save ``doc``, retire ``old_session`` and start a new generation; returns the successor's prompt."""
+        self.generations += 1
+        if old_session and old_session not in self.retired:
+            self.retired.append(old_session)
+        path: Path | None
+        try:
+            path = save(self.save_dir, self.step, doc)
+        except OSError:
+            path = None  # the document still travels in the successor's prompt
+        done = "handed off to a fresh session" + (f" (degraded: {why})" if why else "")
+        self._emit(
+            Event(
+                "handoff",
+                f"context full in step {self.step!r}: {done}",
+                payload={
+                    "phase": "done",
+                    "step": self.step,
+                    "context": self.context,
+                    "window": self.window,
+                    "at": self.at,
+                    "degraded": doc.degraded,
+                    "why": why,
+                    "path": str(path) if path else "",
+                    "retired": old_session,
+                    "generation": self.generations,
+                    "sections": doc.summary(),
+                },
+            )
+        )
+        self.context, self._warned, self._open_calls = 0, False, set()
+        return doc.successor_prompt(self.step, path=path)

@@ -1,0 +1,163 @@
+"""The per-step handoff loop the Runtime drives: where a step may stop for a handoff, the warning, the written
+or degraded document, the generation brake; and what handoff on/off does to the harness's compaction."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from flower_cli import AgentSpec, CompactPolicy, Event, HandoffPolicy, Runtime
+from flower_cli.handoff import OVERFLOW_WHY, Handoff
+from flower_cli.handoff_loop import HandoffLoop, QuietRound, overflow_limit
+from flower_cli.render import Renderer
+
+COMPLETE = "## Doing now\nCounting.\n\n## Next\nReport the count.\n\n## Scene\nwidgets.txt\n"
+
+
+@pytest.fixture(autouse=True)
+def credential(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000000000000")
+
+
+def loop(tmp_path: Path, **policy: int) -> tuple[HandoffLoop, list[Event]]:
+    seen: list[Event] = []
+    made = HandoffLoop(HandoffPolicy(window=200_000, **policy), step="work", original_prompt="TASK", save_dir=tmp_path / "notes", emit=seen.append)
+    return made, seen
+
+
+def assistant(context: int, *calls: str) -> list[Event]:
+    events = [Event("text", "thinking aloud", payload={"context": context})]
+    return events + [Event("tool_call", "echo", tool="Bash", payload={"id": c, "context": context}) for c in calls]
+
+
+def results(*calls: str) -> list[Event]:
+    return [Event("tool_result", "ok", payload={"tool_use_id": c}) for c in calls]
+
+
+def test_hands_off_only_when_every_main_thread_call_is_answered(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path)
+    assert not hl.observe(assistant(160_000, "a", "b"), live_workers=False)
+    assert not hl.observe(results("a"), live_workers=False), "b is still running"
+    assert hl.observe(results("b"), live_workers=False)
+    assert [e.payload["phase"] for e in seen] == ["near"]
+
+
+def test_subagent_context_does_not_count_and_the_warning_comes_once(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path)
+    worker = [Event("text", "w", payload={"context": 190_000}, subagent=True)]
+    assert not hl.observe(worker, live_workers=True) and hl.context == 0
+    hl.observe(assistant(131_000), live_workers=False)
+    hl.observe(assistant(140_000), live_workers=False)
+    assert [e.payload["phase"] for e in seen] == ["near"] and "131.0K/200.0K" in seen[0].text
+
+
+def test_a_turn_that_ends_the_step_is_not_handed_off(tmp_path: Path) -> None:
+    hl, _ = loop(tmp_path)
+    hl.observe(assistant(170_000), live_workers=False)
+    assert not hl.observe([Event("turn", "success")], live_workers=False)
+
+
+def test_live_workers_delay_the_handoff_until_the_middle_of_the_headroom(tmp_path: Path) -> None:
+    hl, _ = loop(tmp_path)  # at 150k, window 200k: waits for workers up to 175k
+    assert hl.hard_at == 175_000
+    hl.observe(assistant(160_000), live_workers=True)
+    assert not hl.observe([Event("turn", "success")], live_workers=True)
+    hl.observe(assistant(176_000, "c"), live_workers=True)
+    assert hl.observe(results("c"), live_workers=True)
+
+
+async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path)
+    hl.observe(assistant(160_000), live_workers=False)
+    asked: list[str] = []
+
+    async def quiet(prompt: str) -> QuietRound:
+        asked.append(prompt)
+        return QuietRound(COMPLETE)
+
+    doc, why = await hl.hand_off(quiet)
+    assert why == "" and doc.complete and "160,000 of a 200,000-token window" in asked[0]
+    prompt = hl.take_over(doc, "s1")
+    assert hl.retired == ["s1"] and hl.generations == 1 and hl.context == 0
+    assert (tmp_path / "notes" / "handoff-work.md").is_file() and str(tmp_path / "notes" / "handoff-work.md") in prompt
+    assert "Report the count." in prompt
+    assert [e.payload["phase"] for e in seen] == ["near", "writing", "done"]
+    # a new generation warns again
+    hl.observe(assistant(135_000), live_workers=False)
+    assert [e.payload["phase"] for e in seen][-1] == "near"
+
+
+@pytest.mark.parametrize(
+    ("outcome", "why"),
+    [
+        (QuietRound("## Doing now\nCounting.\n"), "it had no 'Next' section"),
+        (QuietRound("", "API Error: 500 boom"), "the writing round failed: API Error: 500 boom"),
+        (QuietRound("", "Prompt is too long"), OVERFLOW_WHY),
+        (RuntimeError("the SDK broke"), "the writing round failed: RuntimeError: the SDK broke"),
+    ],
+)
+async def test_a_handoff_that_cannot_be_written_is_built_from_the_original_prompt(tmp_path: Path, outcome: object, why: str) -> None:
+    hl, _ = loop(tmp_path)
+
+    async def quiet(prompt: str) -> QuietRound:
+        if isinstance(outcome, Exception):
+            raise outcome
+        assert isinstance(outcome, QuietRound)
+        return outcome
+
+    doc, reason = await hl.hand_off(quiet)
+    assert reason == why and doc.degraded and "TASK" in doc.scene
+
+
+def test_the_brake_after_max_generations(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path, max_generations=2)
+    for n in (1, 2):
+        assert not hl.exhausted
+        hl.take_over(Handoff(doing="d", next_step="n"), f"s{n}")
+    assert hl.exhausted
+    message = hl.stop()
+    assert "handed off 2 times" in message and "--no-handoff" in message and "\n" not in message
+    assert seen[-1].payload["phase"] == "stopped"
+    archived = list((tmp_path / "notes" / "archive" / "handoff").glob("work-*.md"))
+    assert len(archived) == 1
+
+
+def test_overflow_limit_reads_the_apis_numbers() -> None:
+    assert overflow_limit("prompt is too long: 210000 tokens > 200000 maximum") == 200_000
+    assert overflow_limit("Prompt is too long", None) == 0
+
+
+@pytest.mark.parametrize(
+    ("handoff", "compact", "expected"),
+    [
+        (True, None, {"DISABLE_AUTO_COMPACT": "1"}),  # handoff replaces the harness's compaction
+        (HandoffPolicy(window=300_000), None, {"DISABLE_AUTO_COMPACT": "1"}),
+        (False, None, None),  # --no-handoff: the harness compacts by itself again
+        (HandoffPolicy(enabled=False), None, None),
+        (True, CompactPolicy("auto"), None),  # a spec's own policy is respected
+    ],
+)
+def test_handoff_turns_the_harness_compaction_off(workspace: Path, handoff: object, compact: CompactPolicy | None, expected: dict[str, str] | None) -> None:
+    with Runtime(workspace, workspace / "runs", handoff=handoff) as rt:  # type: ignore[arg-type]
+        options = rt._options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
+        assert isinstance(rt.handoff, HandoffPolicy)
+    assert (options.env or None) == expected
+
+
+def test_the_renderer_shows_each_phase(tmp_path: Path) -> None:
+    out = io.StringIO()
+    view = Renderer(out, color=False)
+    view.render(Event("handoff", "context 131.0K/200.0K · about 19.0K to the handoff", payload={"phase": "near"}))
+    view.render(Event("handoff", "context 151.0K/200.0K: writing a handoff", payload={"phase": "writing"}))
+    view.render(Event("handoff", "context full in step 'w': handed off", payload={"phase": "done", "path": "/n/handoff-w.md", "degraded": False}))
+    view.render(Event("handoff", "handed off 8 times", payload={"phase": "stopped"}))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "  ~ context 131.0K/200.0K · about 19.0K to the handoff",
+        "  # context 151.0K/200.0K: writing a handoff",
+        "  # context full in step 'w': handed off",
+        "    handoff: /n/handoff-w.md",
+        "  x handed off 8 times",
+    ]
