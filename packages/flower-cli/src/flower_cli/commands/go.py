@@ -167,7 +167,11 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     if waking:
         work_session = state.steps.get(WORK)
         context = runtime.context_of(work_session) if work_session and runtime.has_session(work_session) else 0
-        view.line(wake_banner(state, g.workspace, context=context), "bold")
+        banner = wake_banner(state, g.workspace, context=context)
+        head, _, tail = banner.partition(" · ")
+        # Long paths would be clipped at the terminal's width; the path and the state each get a line then.
+        for text in (banner,) if len(banner) <= view.width else (head, f"   {tail}"):
+            view.line(text, "bold")
         if amended:
             view.line(f"  + added to the brief: {ask} (the goal is derived again)", "green")
     if not sys.stdin.isatty() and not g.json and opts.timeout is None:
@@ -225,5 +229,6 @@ def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ct
     culprit = judged if judged is not None else answer
     code = exit_code_for(culprit) if culprit is not None and not culprit.ok else ExitCode.NOT_DONE
     reason = aborted or (answer.error if answer is not None else None) or "no result"
-    where = f"look at {paths.goal} and {runtime.manifest_path}" if failed == WORK and "look at" not in reason else f"see {runtime.manifest_path}"
-    raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}; {where}")
+    if "look at" not in reason:
+        reason += f"; look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"; see {runtime.manifest_path}"
+    raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")
