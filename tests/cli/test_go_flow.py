@@ -242,3 +242,24 @@ def test_options_that_do_not_apply_are_said() -> None:
     for flag in ("-W", "-T", "--rounds", "--judge-can-run", "--window"):
         assert flag in joined
     assert _not_applying(GoOptions(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
+
+
+def test_a_workflow_mistake_leaves_the_driver_as_itself_not_as_an_exception_group(tmp_path: Path) -> None:
+    import os
+
+    from flower_cli import AgentSpec, Step, Workflow, WorkflowError
+
+    def bad_gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+        raise RuntimeError("gate exploded")
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    read, write = os.pipe()
+    os.close(write)  # stdin at its end at once
+    driver, _, _, _, _ = _driver(interactive=False)
+    driver.stdin_fd = read
+    driver.runtime = Replay(ws, {"check": ["an answer"]})  # type: ignore[assignment]
+    flow = Workflow([Step("check", AgentSpec("x", ""), "go", gate=bad_gate)], continuous=False)
+    with pytest.raises(WorkflowError, match="gate exploded"):
+        anyio.run(driver.run, flow)
+    os.close(read)

@@ -220,6 +220,7 @@ class GoDriver:
                 return False
             return True
 
+        failure: Exception | None = None
         reader = threading.Thread(
             target=_read_stdin, args=(self.stdin_fd, push), kwargs={"ctrl_c": self.interactive}, name="flower-stdin", daemon=True
         )
@@ -232,13 +233,20 @@ class GoDriver:
                     self._asides = asides
                     with anyio.CancelScope() as work:
                         self._work = work
-                        await workflow.run(self.runtime, on_event=self._event)
+                        try:
+                            await workflow.run(self.runtime, on_event=self._event)
+                        except Exception as exc:  # noqa: BLE001 - raised below, outside the task groups
+                            failure = exc
                     if self._asides_running:
                         self.say(f"(waiting for {self._asides_running} side answer{'s' if self._asides_running != 1 else ''} to finish…)")
                         asides.cancel_scope.deadline = anyio.current_time() + _ASIDE_WAIT_S
                     else:
                         asides.cancel_scope.cancel()
                 background.cancel_scope.cancel()
+        if failure is not None:
+            # Raised here, not inside the task groups, which would wrap it in an ExceptionGroup: the command
+            # turns a WorkflowError into one line.
+            raise failure
         return workflow.context
 
     def quit(self) -> None:
