@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, Brief, Goal
+from flower_cli.aside import ASIDE_RULES
 from flower_cli.human import TIMEOUT_TEXT
 from harness import After, Hang, ScriptedServer, Text, ToolUse, Turn, bash, dispatch, keyed, result_text, when, when_main, when_notified, when_prompt, when_system
 
@@ -26,6 +27,7 @@ CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
 LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
 GOAL_SETTER = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
 JUDGE = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
+ASIDE = when_system(ASIDE_RULES.splitlines()[0])
 
 QUESTION = "Should the greeting be in English or in French?"
 OPTIONS = ["English", "French"]
@@ -83,6 +85,16 @@ def tool_result_after(server: ScriptedServer, tool: str) -> str:
             if block.get("tool_use_id") in ids:
                 return result_text(block)
     return ""
+
+
+def stored(ws: Path, fragment: str) -> bool:
+    import sqlite3
+
+    db = ws / "runs" / "sessions.db"
+    if not db.exists():
+        return False
+    with sqlite3.connect(db) as conn:
+        return any(fragment in payload for (payload,) in conn.execute("select payload from entries"))
 
 
 def seed(ws: Path, *, goal: bool = True) -> None:
@@ -274,6 +286,12 @@ def test_killed_mid_work_wakes_in_the_same_session_and_new_starts_over(claude_en
     first = subprocess.Popen([sys.executable, "-m", "flower_cli", "--no-goal", "build a greeter"], cwd=workspace, env=env_for(),
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     claude_env.wait_for(lambda s: sum(1 for r in s.message_requests if LEAD(r)) >= 2, timeout=180)
+    # The store mirrors the transcript a moment after the harness sends the next request: kill once the
+    # tool result is stored (what a crash would find after an eager flush), not before.
+    deadline = time.monotonic() + 60
+    while not stored(workspace, "FIRST-LIFE"):
+        assert time.monotonic() < deadline, "the tool result never reached sessions.db"
+        time.sleep(0.1)
     os.killpg(first.pid, signal.SIGKILL)  # the machine went down: nothing gets to clean up
     first.wait(30)
     lineage = json.loads((workspace / "runs" / "lineage.json").read_text())
@@ -316,8 +334,10 @@ def test_killed_mid_work_wakes_in_the_same_session_and_new_starts_over(claude_en
 def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(claude_env: ScriptedServer, workspace: Path) -> None:
     seed(workspace, goal=False)
     mailed = threading.Event()
+    answered = threading.Event()
     claude_env.script(
-        *keyed(LEAD, After(lambda s: mailed.is_set(), ToolUse("mcp__human__inbox", {})), Text("Read the mail. MAIL-SEEN")),
+        *keyed(LEAD, After(lambda s: mailed.is_set() and answered.is_set(), ToolUse("mcp__human__inbox", {})), Text("Read the mail. MAIL-SEEN")),
+        *keyed(ASIDE, Text("It is waiting on its first turn. ASIDE-ANSWER")),
     )
     proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "--json", "--no-goal"], cwd=workspace, env=env_for(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -328,7 +348,10 @@ def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(clau
         events.append(event)
         if event["kind"] == "step" and event["text"] == "work":
             proc.stdin.write(json.dumps({"mail": "ALSO-EXPORT-CSV please"}) + "\n")
+            proc.stdin.write(json.dumps({"aside": "SIDE-QUESTION: what is it doing?"}) + "\n")
             proc.stdin.flush()
+        if event["kind"] == "aside":
+            answered.set()
         if event["kind"] == "ask" and event["payload"].get("state") == "queued":
             mailed.set()
         if event["kind"] == "done":
@@ -340,6 +363,12 @@ def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(clau
     assert brief.complete and any("ALSO-EXPORT-CSV" in a.text for a in brief.amendments)
     assert [e["payload"]["state"] for e in events if e["kind"] == "ask"] == ["queued", "delivered"]
     assert "ALSO-EXPORT-CSV" in (notes(workspace) / "qa-log.md").read_text()
+    # the side question was answered beside the run, by its own runtime, and never reached the main session
+    [aside] = [e for e in events if e["kind"] == "aside"]
+    assert aside["payload"]["ok"] is True and "ASIDE-ANSWER" in aside["text"] and aside["payload"]["question"].startswith("SIDE-QUESTION")
+    assert not any("SIDE-QUESTION" in r.text for r in claude_env.message_requests if LEAD(r))
+    assert (workspace / "runs" / "aside" / "sessions.db").is_file()
+    assert all(r["step"] == "work" for r in rows(workspace)), "the aside is not in the main manifest"
 
 
 def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctrl_c_exits_130(

@@ -141,24 +141,13 @@ def _read_stdin(fd: int, push: Callable[[InputItem], bool], *, ctrl_c: bool) -> 
                 return
 
 
-def _recent_line(event: Event) -> str | None:
-    if event.kind in ("thinking", "prompt", "system", "unknown", "turn"):
-        return None
-    who = "worker" if event.subagent else "main"
-    what = f"{event.kind}/{event.tool}" if event.tool else event.kind
-    text = " ".join(str(event.text).split())[:200]
-    return f"[{what} · {who}] {text}"
-
-
 async def ask_aside(question: str, *, workspace: Path, run_dir: Path, context: str) -> tuple[bool, str, float]:
-    """The seam to the side-question runtime (``flower_cli.aside``): (answered, text, cost in USD).
+    """A side question, answered by the read-only side runtime under ``<run_dir>/aside``: (answered, text, cost).
 
-    Imported lazily: the aside runtime is optional in a build, and importing it must not slow a run's start.
+    Imported here, not at the top: the aside runtime imports the SDK, which ``flower --help`` must not pay for.
     """
-    try:
-        from .aside import answer_aside  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return False, "asides are not available in this build", 0.0
+    from .aside import answer_aside
+
     answer = await answer_aside(question, workspace=workspace, run_dir=run_dir, context=context)
     return bool(answer.ok), str(answer.text), float(answer.cost_usd)
 
@@ -176,6 +165,7 @@ class GoDriver:
         json_mode: bool,
         interactive: bool,
         stdin_fd: int | None = None,
+        notes_dir: Path | None = None,
     ) -> None:
         self.runtime = runtime
         self.channel = channel
@@ -184,6 +174,7 @@ class GoDriver:
         self.json_mode = json_mode
         self.interactive = interactive and not json_mode
         self.stdin_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
+        self.notes_dir = notes_dir  # the brief and the goal, for a side question's context
         self.interrupted = False  # quit by Ctrl-C: the command exits 130
         self.awaiting_words = False
         self.recent: deque[str] = deque(maxlen=_RECENT)
@@ -194,7 +185,9 @@ class GoDriver:
     # --- output -------------------------------------------------------------------------------------
 
     def _event(self, event: Event) -> None:
-        line = _recent_line(event)
+        from .aside import progress_line
+
+        line = progress_line(event)
         if line is not None:
             self.recent.append(line)
         self.sink(event)
@@ -341,7 +334,9 @@ class GoDriver:
         self._asides.start_soon(self._aside, question)
 
     async def _aside(self, question: str) -> None:
-        context = "\n".join(self.recent) or "(no events yet)"
+        from .aside import aside_context
+
+        context = aside_context(self.notes_dir, list(self.recent)) if self.notes_dir is not None else "\n".join(self.recent)
         try:
             ok, text, cost = await ask_aside(question, workspace=self.runtime.workspace, run_dir=self.runtime.run_dir, context=context)
         except Exception as exc:  # noqa: BLE001 - a side question must never disturb the run

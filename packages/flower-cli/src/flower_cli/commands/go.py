@@ -183,7 +183,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
 
     from ..go_driver import GoDriver
 
-    driver = GoDriver(runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive())
+    driver = GoDriver(runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes)
     with rescued(runtime, recorded="the step is"):
         import anyio
 
