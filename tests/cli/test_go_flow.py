@@ -228,7 +228,7 @@ def test_end_of_input_makes_later_questions_fall_through() -> None:
 # --- the command's options ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan")), GoOptions(window=0)])
+@pytest.mark.parametrize("opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan"))])
 def test_values_no_run_can_use_are_usage_errors(opts: GoOptions) -> None:
     with pytest.raises(Exit) as caught:
         _check(opts)
@@ -237,9 +237,9 @@ def test_values_no_run_can_use_are_usage_errors(opts: GoOptions) -> None:
 
 def test_options_that_do_not_apply_are_said() -> None:
     g = GlobalOptions(Path("."), Path("runs"), False, True, True, False)
-    notes = _not_applying(GoOptions(no_goal=True, rounds=2, judge_can_run=True, no_handoff=True, window=1000), g)
+    notes = _not_applying(GoOptions(no_goal=True, rounds=2, judge_can_run=True), g)
     joined = "\n".join(notes)
-    for flag in ("-W", "-T", "--rounds", "--judge-can-run", "--window"):
+    for flag in ("-W", "-T", "--rounds", "--judge-can-run"):
         assert flag in joined
     assert _not_applying(GoOptions(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
 

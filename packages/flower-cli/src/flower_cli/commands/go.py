@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, interactive, make_view, open_runtime, rescued, show_settings
+from .common import ensure_credentials, exit_code_for, finish, handoff_policy, interactive, make_view, open_runtime, rescued, show_settings
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -34,7 +34,7 @@ class GoOptions:
     judge_can_run: bool = False
     timeout: float | None = None
     isolate: bool = False
-    window: int | None = None
+    window: str | None = None
     no_handoff: bool = False
     new: bool = False
     clarify_only: bool = False
@@ -49,8 +49,6 @@ def _check(opts: GoOptions) -> None:
         raise Exit(ExitCode.USAGE, f"--asks must be 0 (no questions) or more, not {opts.asks}; leave it out for no limit")
     if opts.timeout is not None and (math.isnan(opts.timeout) or opts.timeout < 0):
         raise Exit(ExitCode.USAGE, f"--timeout must be 0 (decide at once), a number of seconds, or inf (wait forever), not {opts.timeout}")
-    if opts.window is not None and opts.window <= 0:
-        raise Exit(ExitCode.USAGE, f"--window must be a positive token count (e.g. 200000), not {opts.window}")
 
 
 def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
@@ -70,8 +68,6 @@ def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
             notes.append("--rounds does not apply with --no-goal: without a judge there is one round")
         if opts.judge_can_run:
             notes.append("--judge-can-run does not apply with --no-goal: there is no judge")
-    if opts.no_handoff and opts.window is not None:
-        notes.append("--window does not apply with --no-handoff: the harness compacts on its own window")
     return notes
 
 
@@ -91,6 +87,7 @@ def _read_ask(view: Renderer, waking: bool) -> str:
 
 def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     _check(opts)
+    handoff = handoff_policy(opts.window, opts.no_handoff)
     view, sink = make_view(g)
     if g.verbose:
         show_settings(view)
@@ -160,9 +157,6 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     )
     workflow = build_go_flow(settings, channel=channel, workbench=workbench)
 
-    from ..handoff import HandoffPolicy
-
-    handoff = HandoffPolicy(enabled=not opts.no_handoff, window=opts.window)
     runtime = open_runtime(g, workbench=workbench, trim=not opts.no_trim, handoff=handoff)
     if waking:
         work_session = state.steps.get(WORK)
