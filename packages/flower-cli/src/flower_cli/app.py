@@ -79,16 +79,44 @@ _WINDOW_HELP = (
 _NO_HANDOFF_HELP = "Let the harness compact the context itself instead of handing off to a fresh session."
 
 
-@app.command()
+@app.command(context_settings={"allow_interspersed_args": True})
 def go(
     ctx: typer.Context,
-    ask: Annotated[Optional[str], typer.Argument(help="What to build, in a sentence.")] = None,
+    ask: Annotated[Optional[list[str]], typer.Argument(help="What to build, in a sentence (quotes optional).", metavar="ASK", show_default=False)] = None,
+    asks: Annotated[Optional[int], typer.Option("--asks", help="At most N questions to you; 0 = none. [default: no limit]", show_default=False)] = None,
+    rounds: Annotated[Optional[int], typer.Option("--rounds", help="Work rounds in all, each checked by a fresh judge. [default: 3]", show_default=False)] = None,
+    no_goal: Annotated[bool, typer.Option("--no-goal", help="No goal and no judge: one work round.")] = False,
+    judge_can_run: Annotated[bool, typer.Option("--judge-can-run", help="Let the judges run commands (they stay read-only otherwise).")] = False,
+    timeout: Annotated[
+        Optional[float],
+        typer.Option("--timeout", help="Seconds a question waits for you; 0 = never wait (it decides and records the assumption); inf = forever. [default: 1800]", show_default=False),
+    ] = None,
+    isolate: Annotated[bool, typer.Option("--isolate", help="Each worker in its own git worktree (the workspace must be a git repository).")] = False,
+    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
+    new: Annotated[bool, typer.Option("--new", help="Start over: archive the brief, goal and lineage under notes/archive/.")] = False,
+    clarify_only: Annotated[bool, typer.Option("--clarify-only", help="Only clarify: write the brief, then stop.")] = False,
+    no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")] = False,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
-    raise Exit(
-        ExitCode.USAGE,
-        "`flower go` (clarify -> goal -> judged work rounds) is not in this release yet. "
-        'Use `flower once "PROMPT"` for one agent, or `flower run flows.py:main` for a workflow.',
+    from .commands.go import GoOptions, run_go
+
+    run_go(
+        ctx.obj,
+        GoOptions(
+            ask=" ".join(ask or []),
+            asks=asks,
+            rounds=rounds,
+            no_goal=no_goal,
+            judge_can_run=judge_can_run,
+            timeout=timeout,
+            isolate=isolate,
+            window=window,
+            no_handoff=no_handoff,
+            new=new,
+            clarify_only=clarify_only,
+            no_trim=no_trim,
+        ),
     )
 
 

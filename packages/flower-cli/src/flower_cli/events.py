@@ -36,6 +36,8 @@ EventKind = Literal[
     "step",
     "handoff",
     "ask",
+    "notice",
+    "aside",
 ]
 
 

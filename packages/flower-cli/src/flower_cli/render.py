@@ -53,6 +53,7 @@ class Renderer:
         self.width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 110))
         self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
         self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
+        self._asked: set[str] = set()  # ids of the questions already shown
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -142,6 +143,12 @@ class Renderer:
             self.step(event.text, int(p.get("index", 1)), int(p.get("total", 1)), str(p.get("note", "")))
         elif kind == "handoff":
             self._handoff(event)
+        elif kind == "ask":
+            self._ask(event)
+        elif kind == "notice":
+            self.line(f"  ! {event.text}", "yellow")
+        elif kind == "aside":
+            self.line(f"# aside: {event.text}", "magenta")
         # system / unknown / future kinds: nothing to show
 
     def _handoff(self, event: Event) -> None:
@@ -194,6 +201,45 @@ class Renderer:
             self.line(f"{gutter}! {event.text}", "red")
         else:
             self.line(gutter + event.text.strip()[:400].replace("\n", "\n" + gutter), "dim")
+
+    def _ask(self, event: Event) -> None:
+        """The human channel: a question with numbered options, how it ended; mail received and delivered."""
+        p = event.payload
+        state = str(p.get("state") or "")
+        text = event.text.strip()
+        if p.get("kind") == "mail":
+            if state == "queued":
+                kept = "appended to the brief" if p.get("amended") else "NOT saved anywhere"
+                self.line(f"  + got it ({kept}; it reads it at its next inbox check): {text[:200]}", "green")
+            elif state == "delivered":
+                self.line(f"  + delivered: {text[:200]}", "dim")
+            return
+        shown = str(p.get("id") or "") in self._asked
+        if state == "asked":
+            self._asked.add(str(p.get("id") or ""))
+        if state == "asked" or (state in ("timeout", "over_budget") and not shown):
+            # A question that fell through at once (--timeout 0, quota) is shown too: the person should know
+            # what was decided without them (the original printed "nobody answered" without the question).
+            self.line(f"\n  ? {text}", "bold" if state == "asked" else "dim")
+            for i, option in enumerate(p.get("options") or [], 1):
+                self.line(f"     {i}) {option}", "" if state == "asked" else "dim")
+        if state == "asked":
+            remaining = p.get("remaining")
+            left = f" · {remaining} question{'s' if remaining != 1 else ''} left" if isinstance(remaining, int) and remaining >= 0 else ""
+            pick = "a number or your answer" if p.get("options") else "your answer"
+            self.line(f"     (type {pick}, then Enter; an empty line skips{left})", "dim")
+        elif state == "answered":
+            self.line(f"  + {str(p.get('answer') or '')[:300]}", "green")
+        elif state == "timeout":
+            self.line("  ! nobody answered: it decides itself and records the assumption", "yellow")
+        elif state == "over_budget":
+            self.line("  ! no questions left: it decides itself and records the assumption", "yellow")
+        elif state == "declined":
+            self.line("  . skipped: it decides itself" + (f" ({p['reason']})" if p.get("reason") else ""), "dim")
+        elif state == "invalid":
+            self.line("  ! it asked an empty question", "yellow")
+        elif state == "cancelled":
+            self.line(f"  . question withdrawn: {text[:200]}", "dim")
 
     def _task(self, event: Event) -> None:
         p = event.payload

@@ -101,8 +101,12 @@ def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
         raise Exit(ExitCode.USAGE, f"--window: {exc}.") from exc
 
 
-def open_runtime(opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True) -> Runtime:
+def open_runtime(
+    opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True, trim: bool | None = None
+) -> Runtime:
     """The command's Runtime, or a one-line `Exit` saying what is wrong with the workspace or the run dir.
+
+    ``trim`` overrides ``-T`` (``go`` trims by default).
 
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
     not when its record cannot be written at the end.
@@ -117,7 +121,13 @@ def open_runtime(opts: GlobalOptions, *, workbench: Any = None, handoff: Handoff
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
         _check_writable(opts.run_dir)
-        return Runtime(opts.workspace, opts.run_dir, workbench=opts.workbench if workbench is None else workbench, trim=opts.trim, handoff=handoff)
+        return Runtime(
+            opts.workspace,
+            opts.run_dir,
+            workbench=opts.workbench if workbench is None else workbench,
+            trim=opts.trim if trim is None else trim,
+            handoff=handoff,
+        )
     except Exception as exc:
         raise _explained(exc, opts.run_dir) from exc
 
