@@ -18,7 +18,7 @@ import pytest
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, Brief, Goal
 from flower_cli.aside import ASIDE_RULES
-from flower_cli.human import TIMEOUT_TEXT
+from flower_cli.human import DECLINED_TEXT, TIMEOUT_TEXT
 from harness import After, Hang, ScriptedServer, Text, ToolUse, Turn, bash, dispatch, keyed, result_text, when, when_main, when_notified, when_prompt, when_system
 
 pytestmark = pytest.mark.e2e
@@ -170,6 +170,27 @@ def test_unreachable_with_nobody_answering_stops_with_exit_1_and_the_reason(clau
     qa = (notes(workspace) / "qa-log.md").read_text()
     assert "unreachable" in qa and "**A** [timeout]" in qa
     assert "Picking up where it stopped" in done.stderr and "goal: 2 checks" in done.stderr
+
+
+def test_piped_stdin_without_timeout_warns_and_a_question_falls_through_at_its_end(claude_env: ScriptedServer, workspace: Path) -> None:
+    seed(workspace, goal=False)
+    (notes(workspace) / "brief.md").unlink()  # a fresh directory: the clarifier runs and asks
+    claude_env.script(
+        *keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF)),
+        *keyed(GOAL_SETTER, Text(GOAL)),
+        *keyed(LEAD, Text("Everything is done. PIPED-DONE")),
+        *keyed(JUDGE, verdict("achieved", "both checks pass")),
+    )
+    # stdin is an empty pipe (its end is reached at once) and there is no --timeout: the run must not hang.
+    done = flower("build a greeter", cwd=workspace, input="", timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "stdin is not a terminal" in done.stderr and "--timeout 0" in done.stderr
+    assert done.stdout.strip() == "Everything is done. PIPED-DONE"
+    answer = tool_result_after(claude_env, "mcp__human__ask")
+    assert answer == TIMEOUT_TEXT or answer.startswith(DECLINED_TEXT), f"the question must fall through, not wait: {answer!r}"
+    qa = (notes(workspace) / "qa-log.md").read_text()
+    assert QUESTION in qa
+    assert [r["step"] for r in rows(workspace)] == ["clarify", "goal", "work", "work·judge#1"]
 
 
 # --- answers from a person: a terminal and a program ---------------------------------------------

@@ -197,7 +197,7 @@ class GoDriver:
         if self.json_mode:
             self.sink(Event("notice", text, payload=payload))
         else:
-            self.view.line(text, style)
+            self.view.line(text, style, wrap=True)
 
     # --- the run ------------------------------------------------------------------------------------
 
@@ -320,7 +320,7 @@ class GoDriver:
             if self.json_mode:
                 self.sink(Event("notice", route.error, payload={"input_error": True, "line": text[:500]}))
             else:
-                self.view.line(f"  ! {route.error}", "yellow")
+                self.view.line(f"  ! {route.error}", "yellow", wrap=True)
         elif isinstance(route, Ignore) and route.note:
             self.say(f"  . {route.note}")
 
@@ -348,7 +348,7 @@ class GoDriver:
             return
         if ok:
             self.view.line(f"\n# aside: {question}", "magenta")
-            self.view.line("  " + text.strip().replace("\n", "\n  "))
+            self.view.line("  " + text.strip().replace("\n", "\n  "), wrap=True)
             self.view.line(f"  (${cost:.4f}; the run was not disturbed)", "dim")
         else:
-            self.view.line(f"# aside: {text}", "red")
+            self.view.line(f"# aside: {text}", "red", wrap=True)

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import sys
+import textwrap
 import time
 from typing import Any, TextIO
 
@@ -61,11 +62,26 @@ class Renderer:
         codes = {"dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "bold": "1"}
         return f"\x1b[{codes[style]}m{text}\x1b[0m" if self.color and style in codes else text
 
-    def line(self, text: str, style: str = "") -> None:
+    def line(self, text: str, style: str = "", *, wrap: bool = False) -> None:
+        """Write ``text``, each line fitted to the width: clipped (progress: one line per call), or with
+        ``wrap`` folded onto indented continuation lines (words meant to be read whole: what the model said,
+        warnings, answers to asides)."""
         for raw in sanitize(text).splitlines() or [""]:
-            clipped = raw if len(raw) <= self.width else raw[: self.width - 3] + "..."
-            self.stream.write(self._paint(clipped, style) + "\n" if style else clipped + "\n")
+            for fitted in self._fit(raw, wrap):
+                self.stream.write(self._paint(fitted, style) + "\n" if style else fitted + "\n")
         self.stream.flush()
+
+    def _fit(self, raw: str, wrap: bool) -> list[str]:
+        if len(raw) <= self.width:
+            return [raw]
+        if not wrap:
+            return [raw[: self.width - 3] + "..."]
+        body = raw.lstrip(" ")
+        indent = " " * (len(raw) - len(body))
+        # Continuation lines sit under the text, past a one-character marker such as "!" or "~".
+        marker = len(body) > 1 and not body[0].isalnum() and body[1] == " "
+        return textwrap.wrap(body, self.width, initial_indent=indent, subsequent_indent=indent + ("  " if marker else ""),
+                             break_long_words=True, break_on_hyphens=False) or [raw]
 
     def status(self) -> str:
         parts = []
@@ -96,7 +112,7 @@ class Renderer:
         if kind in ("text", "thinking", "tool_call", "tool_result", "prompt", "error", "step"):
             self._shown_worker = None  # the next worker line needs its heading again
         if kind == "text":
-            self.line("  " + event.text.strip().replace("\n", "\n  "))
+            self.line("  " + event.text.strip().replace("\n", "\n  "), wrap=True)
             self.line(self.status(), "dim")
         elif kind == "thinking":
             self.line("  ~ " + event.text.strip()[:300].replace("\n", " "), "dim")
@@ -130,13 +146,13 @@ class Renderer:
             self._running = 0.0
             elapsed = _clock(time.monotonic() - self.started)
             if p.get("is_error"):
-                self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
+                self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red", wrap=True)
             else:
                 self.line(f"  + done: {p.get('num_turns', 0)} turns · ${cost:.4f} · {elapsed}", "green")
         elif kind == "error":
-            self.line(f"  ! {event.text}", "red")
+            self.line(f"  ! {event.text}", "red", wrap=True)
         elif kind in ("retry", "reset"):
-            self.line(f"  ~ {event.text}", "yellow")
+            self.line(f"  ~ {event.text}", "yellow", wrap=True)
         elif kind == "task":
             self._task(event)
         elif kind == "step":
@@ -146,9 +162,9 @@ class Renderer:
         elif kind == "ask":
             self._ask(event)
         elif kind == "notice":
-            self.line(f"  ! {event.text}", "yellow")
+            self.line(f"  ! {event.text}", "yellow", wrap=True)
         elif kind == "aside":
-            self.line(f"# aside: {event.text}", "magenta")
+            self.line(f"# aside: {event.text}", "magenta", wrap=True)
         # system / unknown / future kinds: nothing to show
 
     def _handoff(self, event: Event) -> None:
@@ -156,9 +172,9 @@ class Renderer:
         p = event.payload
         phase = p.get("phase")
         if phase == "near":
-            self.line(f"  ~ {event.text}", "yellow")
+            self.line(f"  ~ {event.text}", "yellow", wrap=True)
         elif phase == "stopped":
-            self.line(f"  x {event.text}", "red")
+            self.line(f"  x {event.text}", "red", wrap=True)
         elif phase == "done":
             self.line(f"  # {event.text}", "yellow" if p.get("degraded") else "magenta")
             self.context = 0  # the successor starts from an empty context
@@ -198,7 +214,7 @@ class Renderer:
             style = "red" if p.get("is_error") else "dim"
             self.line(f"{gutter}{'x ' if p.get('is_error') else ''}{event.text[:200]}", style)
         elif kind == "error":
-            self.line(f"{gutter}! {event.text}", "red")
+            self.line(f"{gutter}! {event.text}", "red", wrap=True)
         else:
             self.line(gutter + event.text.strip()[:400].replace("\n", "\n" + gutter), "dim")
 
@@ -220,7 +236,7 @@ class Renderer:
         if state == "asked" or (state in ("timeout", "over_budget") and not shown):
             # A question that fell through at once (--timeout 0, quota) is shown too: the person should know
             # what was decided without them (the original printed "nobody answered" without the question).
-            self.line(f"\n  ? {text}", "bold" if state == "asked" else "dim")
+            self.line(f"\n  ? {text}", "bold" if state == "asked" else "dim", wrap=True)
             for i, option in enumerate(p.get("options") or [], 1):
                 self.line(f"     {i}) {option}", "" if state == "asked" else "dim")
         if state == "asked":

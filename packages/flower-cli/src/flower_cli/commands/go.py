@@ -92,7 +92,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     if g.verbose:
         show_settings(view)
     for note in _not_applying(opts, g):
-        view.line(f"  ! {note}", "yellow")
+        view.line(f"  ! {note}", "yellow", wrap=True)
     ensure_credentials(view)
 
     from ..brief import WAKE_LABEL, Brief
@@ -133,7 +133,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     if not ask and not waking and not clarifying_again:
         raise Exit(ExitCode.USAGE, 'say what to build, e.g. flower "a CLI that converts CSV to JSON" (or run `flower` in a terminal and type it)')
     if opts.clarify_only and waking:
-        view.line(f"  ! --clarify-only: the brief is already confirmed in {state.brief}; nothing to clarify (add --new to start over)", "yellow")
+        view.line(f"  ! --clarify-only: the brief is already confirmed in {state.brief}; nothing to clarify (add --new to start over)", "yellow", wrap=True)
         return
     if state.note and g.verbose:
         view.line(f"  ({state.note})", "dim")
@@ -173,6 +173,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
             "  ! stdin is not a terminal: questions wait for lines on stdin and fall through when it ends "
             "(add --timeout 0 to let it decide on its own at once)",
             "yellow",
+            wrap=True,
         )
 
     from ..go_driver import GoDriver
@@ -196,7 +197,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
 def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: Any) -> None:
     done = archive_for_new(notes, lineage_path)
     for problem in done.problems:
-        view.line(f"  ! {problem}", "yellow")
+        view.line(f"  ! {problem}", "yellow", wrap=True)
     if done.folder is not None:
         view.line(f"  <- starting over: the brief, the goal and the lineage moved to {done.folder}", "dim")
 
@@ -217,7 +218,7 @@ def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ct
     finish(g, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
     if not failed:
         if ctx.get("_accepted"):
-            view.line(f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})", "yellow")
+            view.line(f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})", "yellow", wrap=True)
         return
     judged: StepResult | None = ctx.get("_judge_failed")
     culprit = judged if judged is not None else answer
