@@ -192,3 +192,15 @@ def test_flower_once_hands_off_with_the_window_from_flower_window(claude_env: Sc
     assert final["kind"] == "done" and final["ok"] is True and final["text"] == "CLI-SUCCESSOR-DONE"
     [row] = rows(workspace / "runs")
     assert row["retired"] == [handoffs[-1]["retired"]] and row["session_id"] == final["session_id"] != row["retired"][0]
+    # `flower analyze` on that run dir: one handoff, the retired session linked to its successor
+    seen = subprocess.run(
+        [sys.executable, "-m", "flower_cli", "--json", "analyze"],
+        cwd=workspace, env={**os.environ, "FLOWER_NO_UPDATE": "1"}, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )
+    assert seen.returncode == 0, seen.stderr
+    report = json.loads(seen.stdout)
+    assert report["totals"]["handoffs"] == 1
+    [step] = report["steps"]
+    assert step["session_ids"] == [row["retired"][0], row["session_id"]]
+    retired = next(s for s in report["sessions"] if s["session_id"] == row["retired"][0])
+    assert retired["handoff_to"] == row["session_id"]
