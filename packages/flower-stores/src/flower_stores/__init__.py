@@ -21,7 +21,7 @@ from ._rewritten import Rewritten
 from ._postgres import PostgresSessionStore
 from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
-from ._url import StoreUrlError, describe_store_url, is_store_url, store_from_url
+from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
 
 __version__ = "0.1.0"
 
@@ -38,6 +38,7 @@ __all__ = [
     "TrimPolicy",
     "TrimmingSessionStore",
     "__version__",
+    "check_store_url",
     "describe_store_url",
     "expire",
     "heal_orphans",

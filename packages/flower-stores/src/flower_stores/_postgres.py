@@ -428,6 +428,11 @@ class PostgresSessionStore:
         k = store_key({"project_key": project_key, "session_id": session_id})
         return self._run(lambda conn: conn.execute(self._sql.has_key, (k,)).fetchone()) is not None
 
+    def counts(self) -> tuple[int, int]:
+        """``(transcripts, entries)`` in the store, from ``meta`` alone (``flower doctor``; no table scan)."""
+        row = self._run(lambda conn: conn.execute(self._sql.counts).fetchone())
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
     def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
         """Context size of the latest model call: input + cache-read + cache-creation tokens, or 0.
 
@@ -487,3 +492,5 @@ class _Statements:
         self.delete_summary = f"DELETE FROM {s}.summaries WHERE project_key = %s AND session_id = %s"
         self.projects = f"SELECT DISTINCT split_part(store_key, '/', 1) FROM {s}.meta ORDER BY 1"
         self.has_key = f"SELECT 1 FROM {s}.meta WHERE store_key = %s"
+        # next_seq of a key is its entry count: entries are only ever added at next_seq, and deleted with it.
+        self.counts = f"SELECT count(*), coalesce(sum(next_seq), 0) FROM {s}.meta"

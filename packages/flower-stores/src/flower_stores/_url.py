@@ -7,6 +7,7 @@ server refuses, the password is wrong, the driver is not installed — the envir
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ._postgres import PostgresSessionStore
     from ._sqlite import SqliteSessionStore
 
-__all__ = ["StoreUrlError", "describe_store_url", "is_store_url", "store_from_url"]
+__all__ = ["StoreUrlError", "check_store_url", "describe_store_url", "is_store_url", "store_from_url"]
 
 _SQLITE = "sqlite://"
 _POSTGRES = ("postgresql://", "postgres://")
@@ -56,6 +57,25 @@ def _check_postgres(url: str) -> None:
         raise StoreUrlError(f"store URL {describe_store_url(url)!r} is malformed: {' '.join(str(exc).split())}; e.g. {_EXAMPLES}") from None
 
 
+def check_store_url(url: str) -> Path | None:
+    """Check ``url`` without opening anything: the SQLite file it names, or None for a server store.
+
+    Raises `StoreUrlError` if it is malformed (unknown scheme, no file, a bad port or option).
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise StoreUrlError(f"the store URL is empty; give one, e.g. {_EXAMPLES}")
+    url = url.strip()
+    lowered = url.lower()
+    if lowered.startswith(_SQLITE):
+        return _sqlite_path(url)
+    if lowered.startswith(_POSTGRES):
+        _check_postgres(url)
+        return None
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    what = f"unknown scheme {scheme!r}" if scheme else "not a URL"
+    raise StoreUrlError(f"store URL {describe_store_url(url)!r}: {what}; use {_EXAMPLES}")
+
+
 def describe_store_url(url: str) -> str:
     """The URL as it may be shown: the password, if any, left out."""
     lowered = url.lower()
@@ -63,7 +83,7 @@ def describe_store_url(url: str) -> str:
         from ._postgres import describe_conninfo
 
         return describe_conninfo(url)
-    return url
+    return re.sub(r"(://[^/@:]*):[^/@]*@", r"\1:***@", url)  # any other scheme: hide a password all the same
 
 
 def store_from_url(url: str, **options: Any) -> SqliteSessionStore | PostgresSessionStore:
@@ -74,19 +94,11 @@ def store_from_url(url: str, **options: Any) -> SqliteSessionStore | PostgresSes
     a `PostgresSessionStore`. Raises `StoreUrlError` for a malformed URL and `StoreError` for one that does
     not work (no server, wrong password, the ``postgres`` extra not installed).
     """
-    if not isinstance(url, str) or not url.strip():
-        raise StoreUrlError(f"the store URL is empty; give one, e.g. {_EXAMPLES}")
-    url = url.strip()
-    lowered = url.lower()
-    if lowered.startswith(_SQLITE):
+    path = check_store_url(url)
+    if path is not None:
         from ._sqlite import SqliteSessionStore
 
-        return SqliteSessionStore(_sqlite_path(url), **options)
-    if lowered.startswith(_POSTGRES):
-        _check_postgres(url)
-        from ._postgres import PostgresSessionStore
+        return SqliteSessionStore(path, **options)
+    from ._postgres import PostgresSessionStore
 
-        return PostgresSessionStore(url, **options)
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    what = f"unknown scheme {scheme!r}" if scheme else "not a URL"
-    raise StoreUrlError(f"store URL {describe_store_url(url)!r}: {what}; use {_EXAMPLES}")
+    return PostgresSessionStore(url.strip(), **options)
