@@ -100,7 +100,7 @@ def check_store(opts: GlobalOptions, view: Renderer) -> tuple[ExitCode, str] | N
 
     assert opts.store is not None
     try:
-        with flower_stores.store_from_url(opts.store) as store:
+        with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # check_store_url said it is one
             transcripts, entries = store.counts()
     except flower_stores.StoreError as exc:  # a malformed URL never gets here: the global option checks it
         view.line(f"  x {exc}", "red")
