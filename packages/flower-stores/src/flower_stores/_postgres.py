@@ -170,6 +170,7 @@ class PostgresSessionStore:
         self.schema = schema
         self.where = describe_conninfo(url)
         self._psycopg, pool_module = _import_driver()
+        self._pool_timeout: type[Exception] = pool_module.PoolTimeout
         self._lock = threading.Lock()
         self._closed = False
         s = f'"{schema}"'
@@ -259,13 +260,13 @@ class PostgresSessionStore:
         """``work(conn)`` on a pooled connection; once more on a fresh one if the connection died under it.
 
         A server restart or a dropped network leaves dead connections in the pool, found only when used.
-        Retrying is safe: reads are reads, and an append that may have committed is deduplicated on uuid.
+        Retrying is safe: reads are reads, and an append that may have committed is deduplicated on uuid (only
+        a uuid-less entry of a batch whose COMMIT was lost in flight could be stored twice — the SDK's own retry
+        of a failed batch has the same limit).
         """
         if self._closed:
             raise StoreError(f"session store {self.where} is closed; open a new PostgresSessionStore")
-        from psycopg_pool import PoolTimeout
-
-        OperationalError = self._psycopg.OperationalError
+        OperationalError, PoolTimeout = self._psycopg.OperationalError, self._pool_timeout
         for attempt in (1, 2):
             conn: Any = None
             try:
