@@ -136,8 +136,8 @@ def pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
     made: list[Any] = []
     prefix = f"t{os.getpid()}_{next(_schemas)}"
 
-    def make(schema: str | None = None, **options: Any) -> Any:
-        store = PostgresSessionStore(pg_url, schema=schema or f"{prefix}_{len(made)}", **options)
+    def make(schema: str | None = None, url: str | None = None, **options: Any) -> Any:
+        store = PostgresSessionStore(url or pg_url, schema=schema or f"{prefix}_{len(made)}", **options)
         made.append(store)
         return store
 

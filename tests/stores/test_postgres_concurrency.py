@@ -127,3 +127,28 @@ def test_deleting_a_session_while_its_subagents_append_leaves_no_half_state(pg_s
             assert seqs == list(range(next_seq)), key
         orphans = conn.execute(f'SELECT DISTINCT store_key FROM "{s}".entries e WHERE NOT EXISTS (SELECT 1 FROM "{s}".meta m WHERE m.store_key = e.store_key)').fetchall()
         assert orphans == []
+
+
+def test_concurrent_appends_hold_under_a_stricter_default_isolation(pg_store: Callable[..., PostgresSessionStore], pg_url: str) -> None:
+    """A server or role whose default is SERIALIZABLE must not turn lock waits into serialization failures:
+    the store pins READ COMMITTED, on which its append's correctness rests."""
+    sep = "&" if "?" in pg_url else "?"
+    strict = pg_store(url=f"{pg_url}{sep}options=-c%20default_transaction_isolation%3Dserializable")
+    key: Any = {"project_key": "-ws", "session_id": "strict"}
+    failures: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for b in range(15):
+                anyio.run(strict.append, key, [{"type": "user", "uuid": f"w{n}-{b}-{i}"} for i in range(10)])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert failures == []
+    loaded = anyio.run(strict.load, key) or []
+    assert len(loaded) == 4 * 15 * 10 == len({e["uuid"] for e in loaded})

@@ -5,16 +5,17 @@ adds nothing and changes no mtime), contiguous ``seq`` per key under any number 
 summaries folded with the SDK's ``fold_session_summary`` in the append's own transaction, cascade delete.
 
 Driver — psycopg 3, synchronous, with ``psycopg_pool``, every call in an anyio worker thread. Measured against
-asyncpg on a 10,000-entry, 20 MB session (batches of 100, loopback server, see benchmarks/stores.py):
+asyncpg with the same statements on a 10,000-entry, 24 MB session (batches of 100, loopback server, lz4, median
+of 3; scratch script, the store's own numbers are in benchmarks/stores.py):
 
-- append: equal once arrays go in binary format (``%b``: psycopg's *text* array dumper escapes every quote of
-  every JSON payload in Python and took 1.3-2.4 s of the run; the binary one 10-15 ms);
-- raw load: libpq's fetch of 20 MB is ~50 ms slower than asyncpg's, beside ~200 ms of ``json.loads`` that
-  both pay;
+- append: psycopg 937 ms, asyncpg 994 ms — equal, once arrays go in binary format (``%b``; psycopg's *text*
+  array dumper escapes every quote of every JSON payload in Python: 3.5 s for the same run);
+- raw load (fetch + ``json.loads`` per row): psycopg 272-292 ms, asyncpg 181 ms — libpq reads 24 MB slower;
 - but asyncpg (like psycopg's async mode) runs on asyncio only and binds its pool to one event loop, while
   flower's libraries must work under trio too and the CLI calls ``anyio.run`` several times on one store. A
   synchronous pool in worker threads works under asyncio, trio and plain threads alike, and serves flower's
-  synchronous helpers (``projects()``, ``has_session()``, ``last_context()``) without a second code path.
+  synchronous helpers (``projects()``, ``has_session()``, ``last_context()``) without a second code path. The
+  load is still ~1.5x faster than the SDK reference adapter's (asyncpg on ``jsonb``): text + lz4 beat jsonb.
 
 Concurrency design (why it is safe for many processes on many machines):
 
@@ -137,6 +138,15 @@ def describe_conninfo(conninfo: str) -> str:
     return f"postgresql://{user}{host}{port}/{parts.get('dbname', '')}"
 
 
+def _read_committed(conn: psycopg.Connection[Any]) -> None:
+    """Pin READ COMMITTED (every transaction says ``BEGIN ISOLATION LEVEL READ COMMITTED``): the append's
+    correctness rests on a fresh snapshot per statement, whatever ``default_transaction_isolation`` the server
+    or the role has."""
+    import psycopg
+
+    conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+
+
 def _first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
     return text.removeprefix("connection failed: ")
@@ -195,6 +205,7 @@ class PostgresSessionStore:
             open=True,
             name="flower-stores",
             timeout=max(connect_timeout, 30.0),
+            configure=_read_committed,
         )
 
     # --- opening ----------------------------------------------------------------------------------
