@@ -116,6 +116,64 @@ async def test_seq_is_contiguous_and_payloads_are_stored_byte_for_byte(pg_store:
         assert conn.execute(f'SELECT next_seq FROM "{store.schema}".meta').fetchone() == (4,)
 
 
+# A tool output cut inside an emoji: valid JSON, a valid Python str, but a lone surrogate PostgreSQL's text
+# (UTF-8) cannot hold — in a payload and, odder still, in a uuid; NUL is the other thing text refuses.
+CUT_TEXT = json.loads('"build ok \\ud83d"')
+
+
+async def test_a_lone_surrogate_or_nul_never_costs_the_batch_and_loads_back_exactly(pg_store: MakeStore) -> None:
+    from claude_agent_sdk import InMemorySessionStore
+
+    odd = ["\ud800odd-uuid", "nul\u0000uuid", '"quoted"', json.dumps("\ud800odd-uuid")]  # the last two: no collision
+    batch = [
+        {"type": "user", "uuid": "a", "message": {"role": "user", "content": CUT_TEXT}},
+        *({"type": "user", "uuid": uid, "message": {"role": "user", "content": f"\udfff {i}"}} for i, uid in enumerate(odd)),
+        {"type": "user", "uuid": "z", "message": {"role": "user", "content": "caf\u00e9 \U0001f600"}},
+    ]
+    memory = InMemorySessionStore()
+    await memory.append(KEY, batch)  # the SDK's own store takes it: so must ours
+    store = pg_store()
+    await store.append(KEY, batch)
+    assert await store.load(KEY) == batch == await memory.load(KEY)
+    await store.append(KEY, batch)  # a replay, odd uuids included, adds nothing
+    await store.append(KEY, list(reversed(batch)))
+    assert await store.load(KEY) == batch
+    assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[0]["data"]
+
+
+async def test_lines_that_are_not_objects_are_stored_as_they_are(pg_store: MakeStore) -> None:
+    store = pg_store()
+    batch = [*_entries("a", 1), "a stray string", 42, None, [1, "two"], *_entries("b", 1)]
+    await store.append(KEY, batch)
+    assert await store.load(KEY) == batch
+    assert store.last_context("-ws", "s1") == 0
+    assert [s["session_id"] for s in await store.list_session_summaries("-ws")] == ["s1"]
+
+
+async def test_read_only_reads_an_existing_store_and_writes_nothing(pg_store: MakeStore, pg_url: str) -> None:
+    with pytest.raises(StoreError, match=r"no session store at postgresql://.*schema 'never_written'.*check the URL"):
+        PostgresSessionStore(pg_url, schema="never_written", read_only=True)
+    with psycopg.connect(pg_url) as conn:  # ... and looking did not create it
+        assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'never_written'").fetchone() is None
+
+    writer = pg_store()
+    await writer.append(KEY, _entries("a", 3))
+    reader = pg_store(schema=writer.schema, read_only=True)
+    assert reader.read_only and [e["uuid"] for e in await reader.load(KEY) or []] == ["a0", "a1", "a2"]
+    assert [s["session_id"] for s in await reader.list_sessions("-ws")] == ["s1"] and reader.has_session("-ws", "s1")
+    with pytest.raises(StoreError, match="opened read-only"):
+        await reader.append(KEY, _entries("b", 1))
+    with pytest.raises(StoreError, match="opened read-only"):
+        await reader.delete(KEY)
+    # The server refuses too, whatever a caller runs on the store's connections.
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        reader._run(lambda conn: conn.execute(f'DELETE FROM "{writer.schema}".entries'))
+    assert len(await writer.load(KEY) or []) == 3
+    # The same through a URL, as `flower sessions --store …` opens it.
+    with store_from_url(pg_url, schema=writer.schema, read_only=True) as by_url:
+        assert isinstance(by_url, PostgresSessionStore) and by_url.has_session("-ws", "s1")
+
+
 async def test_keys_are_compared_by_code_point_whatever_the_database_collation(pg_store: MakeStore) -> None:
     store = pg_store()
     for project, sid, sub in [("p", "s", None), ("p", "s", "subagents/a"), ("p", "s-2", None), ("p", "s.x", "b"), ("p-2", "t", None), ("p0", "u", None)]:

@@ -147,6 +147,31 @@ def _read_committed(conn: psycopg.Connection[Any]) -> None:
     conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
 
+def _read_only(conn: psycopg.Connection[Any]) -> None:
+    """READ COMMITTED as above, and the server refuses any write on this connection (``flower sessions``)."""
+    _read_committed(conn)
+    conn.execute("SET default_transaction_read_only = on")
+
+
+def _uid_key(uid: str) -> str:
+    """The ``uid`` column value: the uuid itself, or — if PostgreSQL ``text`` cannot hold it — its JSON form.
+
+    ``text`` takes neither a lone surrogate (not encodable UTF-8) nor NUL, yet both are valid in a JSON string
+    the SDK may hand over. Such a uuid is stored as its ASCII-escaped JSON literal, which starts with ``"``;
+    so that no plain uuid can equal it, a uuid that itself starts with ``"`` is stored that way too. The map
+    is one-to-one, so idempotency holds for every uuid.
+    """
+    if not uid.startswith('"') and "\0" not in uid:
+        if uid.isascii():
+            return uid  # the common case, checked first: a real uuid
+        try:
+            uid.encode("utf-8")
+            return uid
+        except UnicodeEncodeError:
+            pass
+    return json.dumps(uid, ensure_ascii=True)
+
+
 def _first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
     return text.removeprefix("connection failed: ")
@@ -163,6 +188,10 @@ class PostgresSessionStore:
 
     Implements the whole protocol plus flower's synchronous helpers ``projects()``, ``has_session()`` and
     ``last_context()``. Close it with ``close()`` or a ``with`` block.
+
+    ``read_only=True`` opens an existing store for inspection (``flower sessions``): no schema is created or
+    migrated (a URL or schema with no store is a `StoreError`), every connection is read-only on the server
+    too, and ``append``/``delete`` raise `StoreError`.
     """
 
     def __init__(
@@ -173,12 +202,14 @@ class PostgresSessionStore:
         min_size: int = 1,
         max_size: int = 4,
         connect_timeout: float = 10.0,
+        read_only: bool = False,
     ) -> None:
         if not _IDENTIFIER.fullmatch(schema):
             raise StoreError(f"schema name {schema!r} is not a plain SQL identifier; use letters, digits and _ (e.g. 'flower')")
         self.url = url
         self.schema = schema
         self.where = describe_conninfo(url)
+        self.read_only = read_only
         self._psycopg, pool_module = _import_driver()
         self._pool_timeout: type[Exception] = pool_module.PoolTimeout
         self._lock = threading.Lock()
@@ -194,7 +225,10 @@ class PostgresSessionStore:
         # libpq's own reason (refused, bad password, no such database) to fix it.
         try:
             with self._psycopg.connect(url, **self._connect_kwargs) as conn:
-                self._ensure_schema(conn)
+                if read_only:
+                    self._check_readable(conn)
+                else:
+                    self._ensure_schema(conn)
         except self._psycopg.Error as exc:
             raise StoreError(self._connect_problem(exc)) from exc
         self._pool: ConnectionPool = pool_module.ConnectionPool(
@@ -205,7 +239,7 @@ class PostgresSessionStore:
             open=True,
             name="flower-stores",
             timeout=max(connect_timeout, 30.0),
-            configure=_read_committed,
+            configure=_read_only if read_only else _read_committed,
         )
 
     # --- opening ----------------------------------------------------------------------------------
@@ -247,6 +281,18 @@ class PostgresSessionStore:
                 f"INSERT INTO {s}.store_info (name, value) VALUES ('schema_version', %s) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                 (str(SCHEMA_VERSION),),
             )
+
+    def _check_readable(self, conn: psycopg.Connection[Any]) -> None:
+        """Fail at construction, with one clear line, when there is no store of a version this release reads."""
+        if self._recorded_version(conn) is None:
+            raise StoreError(
+                f"no session store at {self.where} (schema {self.schema!r}): nothing was ever written there; "
+                "check the URL and the schema (--store / FLOWER_STORE_URL)"
+            )
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"session store {self.where} was opened read-only; open it without read_only=True to write")
 
     def _recorded_version(self, conn: psycopg.Connection[Any]) -> int | None:
         errors = self._psycopg.errors
@@ -318,14 +364,17 @@ class PostgresSessionStore:
 
     def append_sync(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
         """`append` without the worker thread, for synchronous callers (and benchmarks)."""
+        self._check_writable()
         k = store_key(key)
         uids: list[str | None] = []
         payloads: list[str] = []
         kept: list[SessionStoreEntry] = []
         seen: set[str] = set()
         for entry in entries:
-            uid = entry.get("uuid")
-            uid = uid if isinstance(uid, str) else None
+            # Anything the SDK hands over is stored, whatever its content: a line that is not an object has no
+            # uuid (never deduplicated) and is left out of the summary fold, which reads objects only.
+            raw_uid = entry.get("uuid") if type(entry) is dict else None
+            uid = _uid_key(raw_uid) if type(raw_uid) is str else None
             if uid is not None:
                 if uid in seen:
                     continue
@@ -365,6 +414,7 @@ class PostgresSessionStore:
                 else:
                     stored_now = set(new_uids or ())
                     new = [e for e, uid in zip(kept, uids) if uid is None or uid in stored_now]
+                new = [e for e in new if type(e) is dict]
                 row = summary.fetchone()
                 prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
                 folded = fold_session_summary(prev, key, new)
@@ -410,6 +460,7 @@ class PostgresSessionStore:
         await anyio.to_thread.run_sync(self._delete, key)
 
     def _delete(self, key: SessionKey) -> None:
+        self._check_writable()
         k = store_key(key)
         sql = self._sql
 
