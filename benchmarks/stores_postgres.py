@@ -1,4 +1,4 @@
-"""The PostgreSQL rows of ``benchmarks/stores.py``: `PostgresSessionStore` against the SDK reference adapter's way.
+"""The PostgreSQL rows of ``benchmarks/stores.py``'s ``BACKENDS``: ours, and a floor the way the SDK reference adapter works.
 
 The floor is written here the way the SDK's reference adapter (``examples/session_stores/
 postgres_session_store.py`` in claude-agent-sdk-python) works: asyncpg, its table (``entry jsonb``,
@@ -7,26 +7,36 @@ ordered ``SELECT`` for a load plus ``json.loads`` per row — and nothing else: 
 summaries, no per-key sequence. Ours does all of those (a lock, a uuid filter, a meta update and a summary
 fold in the same transaction) and must still reach >= 0.8 of the floor's append throughput and raw-load speed.
 
+Two rows:
+
+- ``postgres``: `PostgresSessionStore` through the async protocol (``await store.append``/``load``: a worker
+  thread hop per call, as an app pays it), its floor the reference way called *directly* on the adapter's own
+  event loop — no thread hop, so the floor is as fast as it gets;
+- ``pg-floor``: the reference way as a store of its own, so the layers can run over it too (its layered load
+  goes through an async adapter: one thread hop into the asyncpg loop, as with ours).
+
 The server: ``--pg-url`` or ``FLOWER_TEST_PG_URL``, else a throw-away cluster (``tests/pg_cluster.py``) with
-fsync on, so commits cost what they cost in production. Both sides run on the same server, same session.
+fsync on, so commits cost what they cost in production. Every row runs on the same server, same session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
-import statistics
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
+import anyio.to_thread
 
-__all__ = ["PostgresBench"]
+__all__ = ["PostgresRows"]
 
 ROOT = Path(__file__).resolve().parents[1]
+FLOOR_LABEL = "reference adapter's way: asyncpg, jsonb, INSERT … unnest per batch, one ordered SELECT"
 
 _REF_TABLE = "claude_session_store"
 _REF_DDL = f"""
@@ -50,57 +60,71 @@ ORDER BY ord
 """
 _REF_LOAD = f"SELECT entry FROM {_REF_TABLE} WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq"
 
+Batches = list[list[dict[str, Any]]]
 
-class _ReferenceFloor:
-    """The reference adapter's append and load on an asyncpg pool (its own event loop: asyncpg is asyncio-only)."""
+
+class ReferenceFloor:
+    """The reference adapter's append and load on an asyncpg pool, on its own event loop (asyncpg is
+    asyncio-only and binds its pool to one loop). The ``*_sync`` methods run it directly from the caller's
+    thread; ``append``/``load`` are the SDK protocol, for the layers."""
 
     def __init__(self, url: str) -> None:
         import asyncpg
 
         self.runner = asyncio.Runner()
+        self._one_at_a_time = threading.Lock()  # one Runner, driven from whichever thread calls
 
         async def make() -> Any:
             return await asyncpg.create_pool(url, min_size=1, max_size=4)
 
         self.pool = self.runner.run(make())
 
-    def reset(self) -> None:
-        self.runner.run(self.pool.execute(_REF_DDL))
+    def _run(self, coro: Any) -> Any:
+        with self._one_at_a_time:
+            return self.runner.run(coro)
 
-    def append_all(self, key: Any, batches: list[list[dict[str, Any]]]) -> None:
+    def reset(self) -> ReferenceFloor:
+        self._run(self.pool.execute(_REF_DDL))
+        return self
+
+    def append_all_sync(self, key: Any, batches: Batches) -> None:
         async def go() -> None:
             for batch in batches:
                 await self.pool.execute(_REF_INSERT, key["project_key"], key["session_id"], "", [json.dumps(e) for e in batch])
 
-        self.runner.run(go())
+        self._run(go())
 
-    def load(self, key: Any) -> list[Any]:
+    def load_sync(self, key: Any) -> list[Any] | None:
         async def go() -> list[Any]:
-            rows = await self.pool.fetch(_REF_LOAD, key["project_key"], key["session_id"], "")
+            rows = await self.pool.fetch(_REF_LOAD, key["project_key"], key["session_id"], key.get("subpath") or "")
             return [json.loads(r["entry"]) for r in rows]
 
-        return self.runner.run(go())
+        return self._run(go()) or None
+
+    async def append(self, key: Any, entries: list[dict[str, Any]]) -> None:
+        await anyio.to_thread.run_sync(self.append_all_sync, key, [entries])
+
+    async def load(self, key: Any) -> list[Any] | None:
+        return await anyio.to_thread.run_sync(self.load_sync, key)
 
     def close(self) -> None:
-        self.runner.run(self.pool.close())
+        self._run(self.pool.close())
         self.runner.close()
 
 
-class PostgresBench:
-    """Open with `start`; `append_rows` while the session is in memory, `load_rows` after; then `close`."""
+class PostgresRows:
+    """Open with `start`; `backends` gives the rows for ``BACKENDS``; `close` drops everything it made."""
 
     def __init__(self, url: str, cluster: Any | None) -> None:
-        from flower_stores import PostgresSessionStore
-
         self.url = url
         self.cluster = cluster
-        self.floor = _ReferenceFloor(url)
-        self.store_type = PostgresSessionStore
+        self.floor = ReferenceFloor(url)
         self.stores: list[Any] = []
+        self._schemas = itertools.count()
 
     @classmethod
-    def start(cls, url: str | None) -> PostgresBench | str:
-        """The bench, or why the PostgreSQL rows are skipped."""
+    def start(cls, url: str | None) -> PostgresRows | str:
+        """The rows, or why they are skipped."""
         try:
             import asyncpg  # noqa: F401 - the floor's driver
             import psycopg  # noqa: F401 - ours
@@ -119,61 +143,62 @@ class PostgresBench:
             url = cluster.url
         return cls(url, cluster)
 
-    def _fresh_store(self, n: int) -> Any:
-        import psycopg
-
-        schema = f"flower_bench_{n}"
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        store = self.store_type(self.url, schema=schema)
-        self.stores.append(store)
-        return store
-
-    def append_rows(self, batches: list[list[dict[str, Any]]], key: Any, rounds: int, timed: Callable[[Callable[[], Any]], float]) -> None:
-        n = sum(len(b) for b in batches)
-        ours_t, floor_t = [], []
-        for r in range(rounds):  # interleaved, so a busy moment on the machine hits both sides alike
-            store = self._fresh_store(r)
-
-            async def append_all(store: Any = store) -> None:
-                for batch in batches:
-                    await store.append(key, batch)
-
-            ours_t.append(timed(lambda: anyio.run(append_all)))
-            self.floor.reset()
-            floor_t.append(timed(lambda: self.floor.append_all(key, batches)))
-        ours, floor = statistics.median(ours_t), statistics.median(floor_t)
-        print(f"\nPostgreSQL append (batches of {len(batches[0])}, one transaction each; server {self._where()})")
-        print(f"  PostgresSessionStore.append           {n / ours:10,.0f} entries/s")
-        print(f"  floor (reference adapter's way)       {n / floor:10,.0f} entries/s   ours = {floor / ours:.2f} of floor (goal >= 0.8)")
-
-    def load_rows(self, key: Any, rounds: int, workspace: Path, timed: Callable[[Callable[[], Any]], float]) -> None:
-        from flower_stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimPolicy
-
-        store = self.stores[0]
-        layered = PruningSessionStore(store, workspace, policy=TrimPolicy(), ephemeral=EphemeralPolicy(), prune=PrunePolicy())
-
-        async def load(s: Any) -> Any:
-            return await s.load(key)
-
-        assert anyio.run(load, store) == self.floor.load(key), "ours and the floor must load the same transcript"
-        timed(lambda: anyio.run(load, layered))  # the spill files exist from here on: warm loads only
-        raw_t, layered_t, floor_t = [], [], []
-        for _ in range(rounds):
-            raw_t.append(timed(lambda: anyio.run(load, store)))
-            layered_t.append(timed(lambda: anyio.run(load, layered)))
-            floor_t.append(timed(lambda: self.floor.load(key)))
-        raw, lay, floor = statistics.median(raw_t), statistics.median(layered_t), statistics.median(floor_t)
-        print("\nPostgreSQL load of the same session")
-        print(f"  raw     PostgresSessionStore.load          {raw * 1000:8.0f} ms")
-        print(f"  floor   reference adapter's way           {floor * 1000:8.0f} ms   ours = {floor / raw:.2f} of floor's speed (goal >= 0.8)")
-        print(f"  layered PruningSessionStore.load (warm)   {lay * 1000:8.0f} ms   = {lay / raw:.2f}x raw")
-
-    def _where(self) -> str:
+    def where(self) -> str:
         from flower_stores import describe_store_url
 
         kind = "throw-away cluster, fsync on" if self.cluster is not None else "given URL"
         return f"{describe_store_url(self.url)}, {kind}"
+
+    def _fresh_store(self, _tmp: Path) -> Any:
+        import psycopg
+        from flower_stores import PostgresSessionStore
+
+        schema = f"flower_bench_{next(self._schemas)}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        store = PostgresSessionStore(self.url, schema=schema)
+        self.stores.append(store)
+        return store
+
+    def _floor_append(self, key: Any, timed: Callable[[Callable[[], Any]], float]) -> Callable[[Path, Batches], float]:
+        def floor(_tmp: Path, batches: Batches) -> float:
+            self.floor.reset()
+            return timed(lambda: self.floor.append_all_sync(key, batches))
+
+        return floor
+
+    def _floor_load(self, key: Any) -> Callable[[Batches], Callable[[], Any]]:
+        def prepare(batches: Batches) -> Callable[[], Any]:
+            self.floor.reset().append_all_sync(key, batches)
+            return lambda: self.floor.load_sync(key)
+
+        return prepare
+
+    def backends(self, backend: Any, key: Any, timed: Callable[[Callable[[], Any]], float]) -> list[Any]:
+        """The two rows, as ``backend`` (stores.Backend) tuples; ``timed`` is the benchmark's clock."""
+
+        def drop(store: Any) -> None:
+            store.close()
+
+        return [
+            backend(
+                "postgres",
+                self._fresh_store,
+                self._floor_append(key, timed),
+                drop,
+                floor_label=FLOOR_LABEL,
+                goal=0.8,
+                load_floor=self._floor_load(key),
+            ),
+            backend(
+                "pg-floor",
+                lambda _tmp: self.floor.reset(),
+                None,
+                lambda _store: None,
+                append_all=lambda store, batches: store.append_all_sync(key, batches),
+                load_raw=lambda store: store.load_sync(key),
+            ),
+        ]
 
     def close(self) -> None:
         import psycopg
