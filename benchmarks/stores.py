@@ -1,19 +1,29 @@
 """flower-stores benchmark: append throughput, layered vs raw load, and bytes fed back — ratios from one run.
 
-    hatch run python benchmarks/stores.py [--entries 10000] [--rounds 7] [--shape small|big|all]
+    hatch run python benchmarks/stores.py [--entries 10000] [--rounds 7] [--shape small|big|all] [--pg-url URL]
 
 Two session shapes, each 10,000 entries appended in batches of 100: *small* (a few hundred bytes an entry,
 where per-entry overheads dominate) and *big* (~2 KB an entry, ~20 MB, like a long real session). For each
-shape and each backend row (SQLite today; another backend is one more ``Backend`` in ``BACKENDS``):
+shape and each backend row of ``BACKENDS``:
+
+- ``sqlite``: `SqliteSessionStore`; its floor is ``json.dumps`` of each entry + one bare ``executemany`` per
+  batch on the same schema and pragmas, same commits — the least any SQLite store must do with the dicts the
+  SDK hands it. Goal: ours >= 0.6 of the floor's append throughput.
+- ``postgres`` (``stores_postgres.py``): `PostgresSessionStore`; its floor is written the way the SDK's
+  reference adapter works (asyncpg, one multi-row ``INSERT … unnest`` per batch, one ordered ``SELECT``,
+  nothing else), on the same server. Goal: ours >= 0.8 of the floor's append throughput *and* raw-load speed.
+- ``pg-floor``: that floor as a store of its own, so its raw and layered loads are shown too.
+
+The PostgreSQL server: ``--pg-url``, ``FLOWER_TEST_PG_URL``, or a throw-away cluster with fsync on started
+for the run (``tests/pg_cluster.py``; without Debian's ``postgresql`` those rows are skipped, with the reason).
 
 1. Append: ``store.append`` per batch (worker thread, uuid dedup, meta, summary fold, one commit per batch)
-   against the backend's *floor*: ``json.dumps`` of each entry + one bare ``executemany`` per batch on the same
-   schema and pragmas, same commits — the least any SQLite store must do with the dicts the SDK hands it.
-   Goal: ours >= 0.6 of the floor's throughput.
+   against the row's floor. Ratio: ours/floor *throughput* (entries/s ÷ entries/s; above 1 = ours faster).
 2. Load: the stored session through the backend's ``load`` (raw) and through ``PruningSessionStore`` with every
    layer on (expire + trim + prune + relink + heal). Goal: layered <= 1.5x raw. The first layered load also
    writes the spill files; the ratio shown is the later ("warm") ones, by wall clock and by CPU time (steadier
-   when other processes share the machine).
+   when other processes share the machine). Where the row has a load floor: ours/floor *speed* (floor's
+   time ÷ ours; above 1 = ours faster).
 3. Context economy: bytes of the ``message`` fields (what the model is sent) after the layers, as a share of
    the raw transcript's.
 
@@ -29,6 +39,7 @@ import json
 import random
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -165,17 +176,27 @@ def _timed_both(fn: Callable[[], Any]) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+Batches = list[list[dict[str, Any]]]
+
+
 class Backend(NamedTuple):
-    """One row of the benchmark: how to open a store of this kind, and its bare-insert floor.
+    """One row of the benchmark: how to open a store of this kind, and its floors.
 
     ``floor(tmp, batches)`` inserts the same batches the least way that backend allows (same commits per batch)
-    and returns the seconds it took. Another backend (Postgres) is one more ``Backend`` in ``BACKENDS``.
+    and returns the seconds it took (None: the row is a floor itself). ``load_floor(batches)`` stores them the
+    floor's way and returns its raw load (None: no load floor). ``append_all``/``load_raw`` replace the async
+    protocol for a row that is called directly.
     """
 
     name: str
     open_store: Callable[[Path], Any]
-    floor: Callable[[Path, list[list[dict[str, Any]]]], float]
+    floor: Callable[[Path, Batches], float] | None
     close: Callable[[Any], None]
+    floor_label: str = "dumps + executemany"
+    goal: float = 0.6
+    load_floor: Callable[[Batches], Callable[[], Any]] | None = None
+    append_all: Callable[[Any, Batches], None] | None = None
+    load_raw: Callable[[Any], Any] | None = None
 
 
 def _sqlite_floor(tmp: Path, batches: list[list[dict[str, Any]]]) -> float:
@@ -201,49 +222,61 @@ BACKENDS = [Backend("sqlite", lambda tmp: SqliteSessionStore(tmp / "sessions.db"
 KEY: Any = {"project_key": "-home-dev-project", "session_id": SESSION}
 
 
-def bench_append(backend: Backend, batches: list[list[dict[str, Any]]], tmp: Path, rounds: int) -> tuple[float, float]:
-    """Median seconds of our append and of the backend's floor, interleaved round by round."""
-    ours_t, floor_t = [], []
-    for r in range(rounds):
-        store = backend.open_store(tmp / f"{backend.name}-ours-{r}")
+def _append_all(backend: Backend, store: Any, batches: Batches) -> None:
+    if backend.append_all is not None:
+        backend.append_all(store, batches)
+        return
 
-        async def append_all(store: Any = store) -> None:
-            for batch in batches:
-                await store.append(KEY, batch)
-
-        ours_t.append(_timed(lambda: anyio.run(append_all)))
-        backend.close(store)
-        floor_t.append(backend.floor(tmp / f"{backend.name}-floor-{r}", batches))
-    return statistics.median(ours_t), statistics.median(floor_t)
-
-
-def bench_load(backend: Backend, batches: list[list[dict[str, Any]]], tmp: Path, rounds: int) -> dict[str, Any]:
-    """Raw and layered load of the same stored session (medians), the first layered load, and what it saved."""
-    store = backend.open_store(tmp / f"{backend.name}-load")
-
-    async def fill() -> None:
+    async def append_all() -> None:
         for batch in batches:
             await store.append(KEY, batch)
 
-    anyio.run(fill)
+    anyio.run(append_all)
+
+
+def bench_append(backend: Backend, batches: Batches, tmp: Path, rounds: int) -> tuple[float, float | None]:
+    """Median seconds of our append and of the backend's floor (if any), interleaved round by round."""
+    ours_t, floor_t = [], []
+    for r in range(rounds):
+        store = backend.open_store(tmp / f"{backend.name}-ours-{r}")
+        ours_t.append(_timed(lambda: _append_all(backend, store, batches)))
+        backend.close(store)
+        if backend.floor is not None:
+            floor_t.append(backend.floor(tmp / f"{backend.name}-floor-{r}", batches))
+    return statistics.median(ours_t), statistics.median(floor_t) if floor_t else None
+
+
+def bench_load(backend: Backend, batches: Batches, tmp: Path, rounds: int) -> dict[str, Any]:
+    """Raw and layered load of the same stored session (medians), the first layered load, what it saved, and the
+    floor's raw load of the same session if the row has one."""
+    store = backend.open_store(tmp / f"{backend.name}-load")
+    _append_all(backend, store, batches)
     workspace = tmp / f"{backend.name}-ws"
     layered = PruningSessionStore(store, workspace, policy=TrimPolicy(), ephemeral=EphemeralPolicy(), prune=PrunePolicy())
 
     async def load(s: Any) -> Any:
         return await s.load(KEY)
 
+    def load_raw() -> Any:
+        return backend.load_raw(store) if backend.load_raw is not None else anyio.run(load, store)
+
+    floor_load = backend.load_floor(batches) if backend.load_floor is not None else None
+    raw_entries = load_raw()
+    assert floor_load is None or floor_load() == raw_entries, "ours and the floor must load the same transcript"
     cold = _timed(lambda: anyio.run(load, layered))
-    raw_t, layered_t, raw_cpu, layered_cpu = [], [], [], []
+    raw_t, layered_t, raw_cpu, layered_cpu, floor_t = [], [], [], [], []
     for _ in range(rounds):
-        wall, cpu = _timed_both(lambda: anyio.run(load, store))
+        wall, cpu = _timed_both(load_raw)
         raw_t.append(wall)
         raw_cpu.append(cpu)
         wall, cpu = _timed_both(lambda: anyio.run(load, layered))
         layered_t.append(wall)
         layered_cpu.append(cpu)
-    raw_entries = anyio.run(load, store)
+        if floor_load is not None:
+            floor_t.append(_timed(floor_load))
     out = anyio.run(load, layered)
     result = {
+        "floor": statistics.median(floor_t) if floor_t else None,
         "raw": statistics.median(raw_t),
         "layered": statistics.median(layered_t),
         "cpu": statistics.median(layered_cpu) / statistics.median(raw_cpu),
@@ -261,14 +294,23 @@ def run_shape(shape: str, n_entries: int, tmp: Path, rounds: int) -> None:
     batches = [session[i : i + BATCH] for i in range(0, len(session), BATCH)]
     print(f"\n== {shape} entries: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON ({raw_bytes / len(session):,.0f} B/entry), {len(batches)} batches of {BATCH}")
     for backend in BACKENDS:
+        n = len(session)
         ours, floor = bench_append(backend, batches, tmp / shape, rounds)
-        print(f"  {backend.name:8} append  {len(session) / ours:9,.0f} entries/s   floor {len(session) / floor:9,.0f}/s   ours = {floor / ours:.2f} of floor (goal >= 0.6)")
+        line = f"  {backend.name:8} append  {n / ours:9,.0f} entries/s"
+        if floor is not None:
+            line += f"   floor {n / floor:9,.0f} entries/s   throughput ours/floor = {floor / ours:.2f} (goal >= {backend.goal})   [floor: {backend.floor_label}]"
+        print(line)
         loads = bench_load(backend, batches, tmp / shape, rounds)
         ratio = loads["layered"] / loads["raw"]
         print(
             f"  {backend.name:8} load    raw {loads['raw'] * 1000:6.0f} ms   layered {loads['layered'] * 1000:6.0f} ms = {ratio:.2f}x raw (goal <= 1.5x);"
             f" in CPU time {loads['cpu']:.2f}x;   first layered (writes spill files) {loads['cold'] / loads['raw']:.2f}x"
         )
+        if loads["floor"] is not None:
+            print(
+                f"  {backend.name:8} raw load vs floor: ours {loads['raw'] * 1000:6.0f} ms, floor {loads['floor'] * 1000:6.0f} ms;"
+                f" speed ours/floor = {loads['floor'] / loads['raw']:.2f} (goal >= {backend.goal})"
+            )
         raw_fed, fed = loads["fed"]
         print(f"  {backend.name:8} resume  {loads['report']}; the model is sent {fed / raw_fed:.1%} of the raw transcript's message bytes")
 
@@ -278,11 +320,25 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shape", choices=[*SIZES, "all"], default="all")
+    parser.add_argument("--pg-url", help="PostgreSQL server for the PostgreSQL rows [default: $FLOWER_TEST_PG_URL or a throw-away cluster]")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # hundreds of MB of databases: never leave them
-        for shape in SIZES if args.shape == "all" else [args.shape]:
-            (Path(tmp) / shape).mkdir()
-            run_shape(shape, args.entries, Path(tmp) / shape, args.rounds)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported here, not at the top: tests load this file by path
+    from stores_postgres import PostgresRows
+
+    pg = PostgresRows.start(args.pg_url)
+    if isinstance(pg, PostgresRows):
+        BACKENDS.extend(pg.backends(Backend, KEY, _timed))
+        print(f"PostgreSQL rows on {pg.where()}")
+    else:
+        print(f"PostgreSQL rows skipped: {pg}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # hundreds of MB of databases: never leave them
+            for shape in SIZES if args.shape == "all" else [args.shape]:
+                (Path(tmp) / shape).mkdir()
+                run_shape(shape, args.entries, Path(tmp) / shape, args.rounds)
+    finally:
+        if isinstance(pg, PostgresRows):
+            pg.close()
 
 
 if __name__ == "__main__":

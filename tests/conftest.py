@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +82,68 @@ def claude_binary() -> Path:
     path = bundled_claude()
     assert path.is_file(), f"the claude-agent-sdk wheel ships no Claude Code binary at {path}"
     return path
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------------------------
+# Read once at import, before any test's isolated_home strips FLOWER_* variables from the environment.
+_PG_URL = os.environ.get("FLOWER_TEST_PG_URL")
+_UNDER_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def _no_postgres(reason: str) -> None:
+    """Outside CI a machine without PostgreSQL skips these tests; under CI that is a failure, not a skip."""
+    if _UNDER_CI:
+        pytest.fail(f"CI must run the PostgreSQL tests, but {reason}", pytrace=False)
+    pytest.skip(f"no PostgreSQL for the tests: {reason}")
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL server: ``FLOWER_TEST_PG_URL`` when set (``.ci/run`` and the README's developer command set
+    it), else a throw-away cluster started here (initdb in a temp dir, loopback, a free port) and removed at the
+    end of the session."""
+    try:
+        import psycopg
+    except ImportError:
+        _no_postgres("the psycopg driver is not installed (pip install 'flower-stores[postgres]')")
+    if _PG_URL:
+        try:
+            psycopg.connect(_PG_URL, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            _no_postgres(f"FLOWER_TEST_PG_URL does not connect: {str(exc).splitlines()[0]}")
+        yield _PG_URL
+        return
+    from pg_cluster import Cluster, ClusterError
+
+    try:
+        cluster = Cluster.start()
+    except ClusterError as exc:
+        _no_postgres(str(exc))
+    with cluster:
+        yield cluster.url
+
+
+_schemas = itertools.count()
+
+
+@pytest.fixture
+def pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
+    """``make()`` opens a `PostgresSessionStore` on a schema of its own (a fresh, empty store per call), on the
+    test server; every store is closed and every schema dropped when the test ends."""
+    import psycopg
+    from flower_stores import PostgresSessionStore
+
+    made: list[Any] = []
+    prefix = f"t{os.getpid()}_{next(_schemas)}"
+
+    def make(schema: str | None = None, url: str | None = None, **options: Any) -> Any:
+        store = PostgresSessionStore(url or pg_url, schema=schema or f"{prefix}_{len(made)}", **options)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for schema in {store.schema for store in made}:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -36,6 +36,9 @@ def _requirements() -> list[tuple[str, Requirement]]:
     for pyproject in PYPROJECTS:
         project = tomllib.loads(pyproject.read_text())["project"]
         found.extend((project["name"], Requirement(line)) for line in project.get("dependencies", []))
+        # An extra's dependencies (flower-stores[postgres]) are installed by users just the same: same rules.
+        for extra, lines in project.get("optional-dependencies", {}).items():
+            found.extend((f"{project['name']}[{extra}]", Requirement(line)) for line in lines)
     return found
 
 

@@ -26,7 +26,10 @@ SMOKE: dict[str, str] = {
         "import anyio, tempfile, pathlib, flower_stores as s;"
         "db = pathlib.Path(tempfile.mkdtemp()) / 'sessions.db'; st = s.SqliteSessionStore(db); k = {'project_key': 'p', 'session_id': 'x'};"
         "anyio.run(st.append, k, [{'type': 'user', 'uuid': 'u1'}]); assert anyio.run(st.load, k)[0]['uuid'] == 'u1';"
-        "assert s.is_ephemeral('git status') and not s.is_ephemeral('rm -rf x')"
+        "assert s.is_ephemeral('git status') and not s.is_ephemeral('rm -rf x')\n"
+        # Without the postgres extra the package still imports, and the PostgreSQL store says what to install.
+        "try:\n    s.store_from_url('postgresql://u@127.0.0.1:1/d'); raise SystemExit('no error without psycopg')\n"
+        "except s.StoreError as exc:\n    assert str(exc).endswith(\"pip install 'flower-stores[postgres]'\"), exc"
     ),
     "flower-resilience": "import flower_resilience as r; assert r.classify('invalid x-api-key') == 'fatal'",
     "flower-workbench": (

@@ -56,3 +56,22 @@ def test_the_pure_function_example_holds(capsys: pytest.CaptureFixture[str]) -> 
     assert len(examples) == 5
     for literal, verdict in examples:
         assert is_ephemeral(eval(literal)) is (verdict == "True"), literal  # noqa: S307 - literals from our README
+
+
+def test_the_postgres_example_holds(pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import psycopg
+
+    block = _python_blocks()[2]
+    assert "postgresql://flower:secret@db.internal:5432/flower" in block and '"/srv/project"' in block
+    # The README's server and workspace, swapped for the test server (in a schema of its own) and a temp dir.
+    schema = f"readme_{tmp_path.name.replace('-', '_')}"[:60]
+    block = block.replace('PostgresSessionStore("postgresql://flower:secret@db.internal:5432/flower")', f"PostgresSessionStore({pg_url!r}, schema={schema!r})")
+    block = block.replace('"/srv/project"', repr(str(tmp_path)))
+    try:
+        exec(compile(block, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    printed = re.search(r"\)\)\s+# (\d+ \w+):", block)
+    assert printed is not None
+    assert capsys.readouterr().out.strip() == printed.group(1)

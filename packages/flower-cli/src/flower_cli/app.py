@@ -52,6 +52,15 @@ def _globals(
     workbench: Annotated[bool, typer.Option("-W", "--workbench", help="Give the agent a workbench at <run dir>/workbench.")] = False,
     trim: Annotated[bool, typer.Option("-T", "--trim", help="Trim old large tool results when a session is resumed.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON event per line on stdout instead of the human view.")] = False,
+    store: Annotated[
+        Optional[str],
+        typer.Option(
+            "--store",
+            envvar="FLOWER_STORE_URL",
+            show_envvar=True,
+            help="Session store URL: sqlite:///path/sessions.db, or postgresql://user:password@host/db to share runs between machines [default: <run dir>/sessions.db].",
+        ),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     try:
@@ -61,7 +70,11 @@ def _globals(
         rd = run_dir.expanduser().resolve() if run_dir is not None else ws / "runs"
     except OSError as exc:  # the shell's current directory was removed under it
         raise Exit(ExitCode.CONFIG, f"the current directory is gone ({exc.strerror or exc}): cd to an existing one, or give absolute -w/-r paths") from exc
-    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out)
+    if store:
+        from .commands.store import check_store_url
+
+        check_store_url(store)  # a malformed URL is exit 2 before anything runs
+    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None)
 
 
 class PermissionMode(str, Enum):

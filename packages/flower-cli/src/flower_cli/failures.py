@@ -77,6 +77,10 @@ def describe_store_error(exc: BaseException, db: Path | None = None) -> str:
     if isinstance(cause, OSError):
         return describe_os_error(cause, "the session store")
     name = str(getattr(cause, "sqlite_errorname", "")) if isinstance(cause, sqlite3.Error) else ""
+    if not isinstance(cause, (sqlite3.Error, OSError)) and not isinstance(exc, sqlite3.Error):
+        # The store's own message (a PostgreSQL server refusing, a file that is no session store, a store
+        # opened read-only): it names the store and says what to do already.
+        return _one_line(str(exc))
     place = str(db) if db is not None else "the session store"
     reason = str(cause) if isinstance(cause, sqlite3.Error) else _one_line(str(exc))
     if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
@@ -106,6 +110,8 @@ def explain(
     """
     if isinstance(exc, usage_error_type()):
         return ExitCode.USAGE, describe_usage_error(exc, command)
+    if _is_store_url_error(exc):  # a malformed --store / FLOWER_STORE_URL: the string typed is wrong
+        return ExitCode.USAGE, _one_line(str(exc))
     if isinstance(exc, sqlite3.Error) or _is_store_error(exc):
         return ExitCode.CONFIG, describe_store_error(exc, store)
     if _is_env_file_error(exc):
@@ -123,6 +129,12 @@ def _is_store_error(exc: BaseException) -> bool:
     import flower_stores
 
     return isinstance(exc, flower_stores.StoreError)
+
+
+def _is_store_url_error(exc: BaseException) -> bool:
+    import flower_stores
+
+    return isinstance(exc, flower_stores.StoreUrlError)
 
 
 def _is_env_file_error(exc: BaseException) -> bool:

@@ -19,3 +19,4 @@ class GlobalOptions:
     workbench: bool
     trim: bool
     json: bool
+    store: str | None = None  # --store URL / FLOWER_STORE_URL; None: <run dir>/sessions.db

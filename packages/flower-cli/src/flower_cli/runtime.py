@@ -84,17 +84,20 @@ class Runtime:
         spill_threshold: int | None = 4000,
         resilience: bool | Resilience = True,
         handoff: bool | HandoffPolicy = True,
-        store: SessionStore | None = None,
+        store: SessionStore | str | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
         ``handoff``: True for the default `HandoffPolicy`, False to let the harness compact instead, or a policy.
-        ``store``: any SDK `SessionStore`; by default a `PruningSessionStore` over ``<run_dir>/sessions.db``
-        (``trim``, ``ephemeral`` and ``keep_denials`` configure that default and are ignored with a store).
+        ``store``: any SDK `SessionStore`, used as it is; or a store URL (``sqlite:///path/sessions.db``,
+        ``postgresql://…``, see ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``), which get
+        a `PruningSessionStore` over them (``trim``, ``ephemeral`` and ``keep_denials`` configure it and are
+        ignored with a store object).
 
-        Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the default
-        store cannot be opened, and ``OSError`` when the workspace or the run dir cannot be created.
+        Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
+        default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
+        when the workspace or the run dir cannot be created.
         """
         import flower_env
         import flower_resilience
@@ -126,13 +129,13 @@ class Runtime:
             # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
             # the caller chose is theirs and stays.
             self.resilience = dataclasses.replace(self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench))
-        if store is None:
+        if store is None or isinstance(store, str):  # a store URL (sqlite://…, postgresql://…) gets the layers too
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
                 ephemeral if isinstance(ephemeral, flower_stores.EphemeralPolicy) else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
             )
             store = flower_stores.PruningSessionStore(
-                self.run_dir / "sessions.db",
+                store or self.run_dir / "sessions.db",
                 self.workspace,
                 policy=trim_policy,
                 prune=flower_stores.PrunePolicy(keep_denials=keep_denials),

@@ -1,6 +1,7 @@
-"""flower-stores: a SQLite session store and load-time transcript layers for the Claude Agent SDK.
+"""flower-stores: SQLite and PostgreSQL session stores and load-time transcript layers for the Claude Agent SDK.
 
-``SqliteSessionStore`` mirrors transcripts into one SQLite file that several processes can share.
+``SqliteSessionStore`` mirrors transcripts into one SQLite file that several processes can share;
+``PostgresSessionStore`` (``pip install 'flower-stores[postgres]'``) into a server a fleet of machines shares.
 ``TrimmingSessionStore`` / ``PruningSessionStore`` wrap any session store and rewrite only what ``load``
 returns — what a resumed session feeds back to the model — never the stored copy. The rewrite steps are
 public pure functions (`expire`, `trim`, `prune`, `relink`, `heal_orphans`, `rewrite`) for apps with their
@@ -8,6 +9,7 @@ own store.
 """
 
 from ._chain import heal_orphans, relink
+from ._common import StoreError
 from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
 from ._layers import PruningSessionStore, TrimmingSessionStore
@@ -16,32 +18,40 @@ from ._prune import is_api_error, is_interrupted, prune
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
-from ._sqlite import SqliteSessionStore, StoreError
+from ._postgres import PostgresSessionStore
+from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
+from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EphemeralPolicy",
     "LoadReport",
+    "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
     "Rewritten",
     "SqliteSessionStore",
     "StoreError",
+    "StoreUrlError",
     "TrimPolicy",
     "TrimmingSessionStore",
     "__version__",
+    "check_store_url",
+    "describe_store_url",
     "expire",
     "heal_orphans",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
     "is_interrupted",
+    "is_store_url",
     "prune",
     "relink",
     "rewrite",
     "spill_path",
+    "store_from_url",
     "trim",
     "trim_report",
 ]

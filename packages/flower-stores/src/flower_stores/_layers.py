@@ -1,7 +1,8 @@
 """`TrimmingSessionStore` and `PruningSessionStore`: load-time rewriting layered over *any* session store.
 
 The original built these as subclasses of its SQLite store, so the backend could not be swapped. Here they
-wrap a backend — a path (then a `SqliteSessionStore` is built) or any object implementing the SDK's
+wrap a backend — a path (then a `SqliteSessionStore` is built), a store URL (``sqlite://…``,
+``postgresql://…``: then that store is built, see `store_from_url`) or any object implementing the SDK's
 ``SessionStore`` protocol (`InMemorySessionStore`, Postgres, your Redis adapter). ``append`` and every optional
 method go straight through; only what ``load`` returns is rewritten, and the stored copy is never modified.
 
@@ -27,8 +28,10 @@ from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._report import LoadReport
 from ._engine import rewrite_once
+from ._postgres import PostgresSessionStore
 from ._rewritten import Rewritten
 from ._sqlite import SqliteSessionStore
+from ._url import is_store_url, store_from_url
 
 if TYPE_CHECKING:
     from claude_agent_sdk import SessionListSubkeysKey, SessionStoreListEntry, SessionSummaryEntry
@@ -127,7 +130,8 @@ class TrimmingSessionStore:
     """Expire stale glances and trim old large tool results on ``load``; everything else passes through.
 
     ``TrimmingSessionStore(path_or_store, workspace, policy=None, ephemeral=None)``: ``path_or_store`` is a
-    ``sessions.db`` path or any SDK session store; ``workspace`` is the agent's working directory (spill files
+    ``sessions.db`` path, a store URL (``postgresql://…``, built and closed by the layer) or any SDK session
+    store; ``workspace`` is the agent's working directory (spill files
     go under it). ``policy`` defaults to ``TrimPolicy()``, ``ephemeral`` to ``EphemeralPolicy()``.
     ``last_report`` describes the latest load (see `trim_report`).
     """
@@ -171,7 +175,9 @@ class TrimmingSessionStore:
         prune_policy: PrunePolicy | None,
     ) -> None:
         name = type(self).__name__
-        if isinstance(path_or_store, (str, PathLike)):
+        if is_store_url(path_or_store):
+            self.backend, self._owns_backend = store_from_url(path_or_store), True
+        elif isinstance(path_or_store, (str, PathLike)):
             self.backend, self._owns_backend = SqliteSessionStore(path_or_store), True
         elif callable(getattr(path_or_store, "append", None)) and callable(getattr(path_or_store, "load", None)):
             self.backend, self._owns_backend = path_or_store, False
@@ -204,7 +210,9 @@ class TrimmingSessionStore:
             result = await anyio.to_thread.run_sync(self._load_own, key)
         else:
             entries = await self.backend.load(key)
-            result = None if entries is None else await anyio.to_thread.run_sync(self._rewrite, entries, False)
+            # Our PostgreSQL store, like SQLite, parses a fresh copy per load and keeps no reference to it.
+            owned = type(self.backend) is PostgresSessionStore
+            result = None if entries is None else await anyio.to_thread.run_sync(self._rewrite, entries, owned)
         if result is None:
             self.last_report = LoadReport()  # never leave the previous load's report behind
             return None

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 import anyio.to_thread
 from claude_agent_sdk import (
@@ -37,6 +37,10 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
     fold_session_summary,
 )
+
+from ._common import StoreError, context_tokens, parsed, store_key
+from ._common import dumps as _dumps
+from ._common import prefix_range as _prefix_range
 
 __all__ = ["SqliteSessionStore", "StoreError"]
 
@@ -69,81 +73,6 @@ CREATE TABLE IF NOT EXISTS summaries (
 BUSY_TIMEOUT_S = 30.0
 # SQLite's default limit on bound parameters is 32766 since 3.32, but older builds stop at 999.
 _PARAMS_PER_QUERY = 900
-
-
-class StoreError(RuntimeError):
-    """The session store cannot be opened or used (a bad path, a file that is not a database)."""
-
-
-def store_key(key: SessionKey | SessionListSubkeysKey) -> str:
-    """``project_key/session_id[/subpath]`` — the seed's layout of ``entries.store_key`` and ``meta.store_key``."""
-    subpath = cast("dict[str, Any]", key).get("subpath")
-    base = f"{key['project_key']}/{key['session_id']}"
-    return f"{base}/{subpath}" if subpath else base
-
-
-def _prefix_range(prefix: str) -> tuple[str, str]:
-    """Bounds of every string starting with ``prefix`` (which ends in "/"): an index range, no LIKE escaping.
-
-    ``"/"`` is U+002F and ``"0"`` U+0030, so ``[p + "/", p + "0")`` holds exactly the keys under ``p/``.
-    """
-    assert prefix.endswith("/")
-    return prefix, prefix[:-1] + "0"
-
-
-def _dumps(entry: Any) -> str:
-    """The entry as JSON text SQLite can store: UTF-8 as is, escaped only where UTF-8 cannot hold it.
-
-    A lone surrogate (``"\\ud83d"`` — a tool output cut inside an emoji) is valid JSON and a valid Python str,
-    but not encodable UTF-8, so binding it would fail the whole batch. Such an entry is written with ASCII
-    escapes instead, which ``json.loads`` turns back into the very same string: stored losslessly.
-    """
-    payload = _encode(entry)
-    if not payload.isascii():
-        try:
-            payload.encode("utf-8")
-        except UnicodeEncodeError:
-            payload = _encode_ascii(entry)
-    return payload
-
-
-# Built once: ``json.dumps`` with any option builds a new encoder per call, which costs more than encoding a
-# small entry.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
-
-
-# Rows are parsed as one JSON array per slice of about this many characters (and at most _ROWS_PER_PARSE rows):
-# one ``json.loads`` per row costs more than the parse itself for small entries — the decoder's Python-level
-# setup runs per call, and its key cache (which makes every "parentUuid" one shared string) is per call too —
-# while one parse of a whole 20 MB transcript would hold the GIL for its whole duration and freeze the event
-# loop the load runs beside. A slice holds the GIL for a millisecond or two.
-_CHARS_PER_PARSE = 1 << 18
-_ROWS_PER_PARSE = 256
-
-
-def _parsed(payloads: list[str]) -> Iterator[Any]:
-    loads = json.loads
-    start = 0
-    n = len(payloads)
-    while start < n:
-        end = start
-        size = 0
-        while end < n and size < _CHARS_PER_PARSE and end - start < _ROWS_PER_PARSE:
-            size += len(payloads[end])
-            end += 1
-        parsed = None
-        if end - start > 1:
-            try:
-                parsed = loads("[" + ",".join(payloads[start:end]) + "]")
-            except ValueError:
-                parsed = None
-            if parsed is not None and len(parsed) != end - start:
-                parsed = None  # a row that is not one JSON value (a damaged file): let it fail on its own below
-        if parsed is None:
-            parsed = [loads(p) for p in payloads[start:end]]
-        yield from parsed
-        start = end
 
 
 def _uid_key(uid: str) -> str | bytes:
@@ -399,7 +328,7 @@ class SqliteSessionStore:
         payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
         if not payloads:
             return None
-        return _parsed(payloads)
+        return parsed(payloads)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         return await anyio.to_thread.run_sync(self._list_sessions, project_key)
@@ -464,20 +393,4 @@ class SqliteSessionStore:
         """
         k = store_key({"project_key": project_key, "session_id": session_id})
         rows = self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?", (k, max(0, int(scan))))
-        for (payload,) in rows:
-            try:
-                entry = json.loads(payload)
-            except ValueError:
-                continue
-            message = entry.get("message") if isinstance(entry, dict) else None
-            usage = message.get("usage") if isinstance(message, dict) else None
-            if not isinstance(usage, dict):
-                continue
-            total = sum(
-                v
-                for v in (usage.get("input_tokens"), usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
-                if isinstance(v, int) and not isinstance(v, bool)
-            )
-            if total:
-                return total
-        return 0
+        return context_tokens(r[0] for r in rows)

@@ -20,6 +20,10 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) ->
     from ..analyze import AnalyzeError, analyze_run, render_html, render_table
 
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
+    if opts.store:
+        # analyze reads a run dir's own files; a PostgreSQL store is not read yet, and saying so beats a report
+        # that silently describes another store.
+        sys.stderr.write(f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is not used by analyze\n")
     if html is not None:
         html = html.expanduser().resolve()
         if not html.parent.is_dir():

@@ -71,7 +71,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     except Exception as exc:
         # A store or a disk that fails mid-command (a lineage write, a broken store found on --resume):
         # one line that names the file, not a traceback. What was written stays; nothing is retried over it.
-        raise _explained(exc, runtime.run_dir) from exc
+        raise _explained(exc, _sqlite_file(runtime)) from exc
     finally:
         restore()
         runtime.close()
@@ -104,7 +104,8 @@ def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
 def open_runtime(
     opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True, trim: bool | None = None
 ) -> Runtime:
-    """The command's Runtime, or a one-line `Exit` saying what is wrong with the workspace or the run dir.
+    """The command's Runtime on its store (``--store``, else ``<run dir>/sessions.db``), or a one-line `Exit`
+    saying what is wrong with the workspace, the run dir or the store.
 
     ``trim`` overrides ``-T`` (``go`` trims by default).
 
@@ -127,9 +128,12 @@ def open_runtime(
             workbench=opts.workbench if workbench is None else workbench,
             trim=opts.trim if trim is None else trim,
             handoff=handoff,
+            store=opts.store,
         )
     except Exception as exc:
-        raise _explained(exc, opts.run_dir) from exc
+        from .store import explained
+
+        raise explained(exc, opts) from exc
 
 
 def _check_writable(directory: Path) -> None:
@@ -154,12 +158,19 @@ def _check_writable(directory: Path) -> None:
         raise leave(OSError(exc.errno, exc.strerror, str(directory))) from exc
 
 
-def _explained(exc: Exception, run_dir: Path) -> Exception:
+def _explained(exc: Exception, db: Path | None) -> Exception:
     """``exc`` as a one-line `Exit` when a user can fix it; ``exc`` itself (a bug) otherwise."""
     from ..failures import explain
 
-    known = explain(exc, store=run_dir / "sessions.db")
+    known = explain(exc, store=db)
     return exc if known is None else Exit(*known)
+
+
+def _sqlite_file(runtime: Runtime) -> Path | None:
+    """The SQLite file under the runtime's layers, if that is its backend (SQLite's errors do not name it)."""
+    backend = getattr(runtime.store, "backend", runtime.store)
+    path = getattr(backend, "path", None)
+    return path if isinstance(path, Path) else None
 
 
 def write_stdout(text: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
@@ -60,18 +59,11 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
             view.line(f"  x {verdict.verdict}: {verdict.detail[:160]}", "red")
 
     view.line("store", "bold")
-    db = opts.run_dir / "sessions.db"
-    if not db.exists():
-        view.line(f"  - {db} does not exist yet (created by the first run)", "dim")
-    else:
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-                keys = conn.execute("select count(*) from meta").fetchone()[0]
-                entries = conn.execute("select count(*) from entries").fetchone()[0]
-            view.line(f"  + {db}: {keys} transcripts, {entries} entries", "green")
-        except sqlite3.Error as exc:
-            problems.append((ExitCode.CONFIG, f"{db} is not readable: {exc}"))
-            view.line(f"  x {db} is not readable: {exc}", "red")
+    from .store import check_store
+
+    store_problem = check_store(opts, view)
+    if store_problem:
+        problems.append(store_problem)
 
     if problems:
         worst = next((c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)))

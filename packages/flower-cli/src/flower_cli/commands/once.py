@@ -41,6 +41,7 @@ def run_once(
     import anyio
 
     from ..spec import AgentSpec
+    from .store import store_label
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
@@ -49,7 +50,7 @@ def run_once(
         if resume and not runtime.has_session(resume):
             raise Exit(
                 ExitCode.USAGE,
-                f"no session {resume} for workspace {runtime.workspace} in {runtime.run_dir / 'sessions.db'}; "
+                f"no session {resume} for workspace {runtime.workspace} in {store_label(opts)}; "
                 "`flower sessions` lists the ones there are.",
             )
         result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))

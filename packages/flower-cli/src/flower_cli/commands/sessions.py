@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
@@ -19,22 +18,20 @@ __all__ = ["list_sessions", "show_session"]
 
 def _open(opts: GlobalOptions) -> tuple[Any, str]:
     db = opts.run_dir / "sessions.db"
-    if not db.exists():
+    if not opts.store and not db.exists():
         raise Exit(ExitCode.USAGE, f"no {db}: nothing has run in this run dir yet (use -w/-r to point at another).")
     from claude_agent_sdk import project_key_for_directory
-    from flower_stores import SqliteSessionStore
 
-    try:
-        return SqliteSessionStore(db), project_key_for_directory(str(opts.workspace))
-    except Exception as exc:
-        raise _explained(exc, db) from exc
+    from .store import open_store
+
+    # Read-only: looking at transcripts never creates, migrates or locks anything, on SQLite or PostgreSQL.
+    return open_store(opts, read_only=True), project_key_for_directory(str(opts.workspace))
 
 
-def _explained(exc: Exception, db: Path) -> Exception:
-    from ..failures import explain
+def _explained(exc: Exception, opts: GlobalOptions) -> Exception:
+    from .store import explained
 
-    known = explain(exc, store=db)
-    return exc if known is None else Exit(*known)
+    return explained(exc, opts)
 
 
 def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
@@ -56,11 +53,13 @@ def list_sessions(opts: GlobalOptions) -> None:
     try:
         listed = anyio.run(store.list_sessions, project)
     except Exception as exc:  # a store that opens but cannot be read (a half-copied file)
-        raise _explained(exc, store.path) from exc
+        raise _explained(exc, opts) from exc
     finally:
         store.close()
     if not listed:
-        sys.stderr.write(f"no sessions for {opts.workspace} in {opts.run_dir / 'sessions.db'}\n")
+        from .store import store_label
+
+        sys.stderr.write(f"no sessions for {opts.workspace} in {store_label(opts)}\n")
         return
     costs = _costs(opts)
     for item in sorted(listed, key=lambda s: s["mtime"], reverse=True):
@@ -133,7 +132,7 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
                     loaded = anyio.run(store.load, {**key, "subpath": subpath})
                     workers[name[len("agent-"):]] = list(loaded or [])
     except Exception as exc:
-        raise _explained(exc, store.path) from exc
+        raise _explained(exc, opts) from exc
     finally:
         store.close()
     if entries is None:

@@ -1,0 +1,116 @@
+"""What every backend shares: the error type, the ``store_key`` layout, serialisation, parsing, the usage sum."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, cast
+
+from claude_agent_sdk import SessionKey, SessionListSubkeysKey
+
+__all__ = ["StoreError", "context_tokens", "dumps", "parsed", "prefix_range", "store_key"]
+
+
+class StoreError(RuntimeError):
+    """The session store cannot be opened or used (a bad path or URL, an unreachable server, a missing driver).
+
+    The message is one line that says what is wrong and what to do.
+    """
+
+
+def store_key(key: SessionKey | SessionListSubkeysKey) -> str:
+    """``project_key/session_id[/subpath]`` — the seed's layout of ``entries.store_key`` and ``meta.store_key``."""
+    subpath = cast("dict[str, Any]", key).get("subpath")
+    base = f"{key['project_key']}/{key['session_id']}"
+    return f"{base}/{subpath}" if subpath else base
+
+
+def prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of every string starting with ``prefix`` (which ends in "/"): an index range, no LIKE escaping.
+
+    ``"/"`` is U+002F and ``"0"`` U+0030, so ``[p + "/", p + "0")`` holds exactly the keys under ``p/`` — in
+    code-point order, which is why the PostgreSQL schema declares its key columns ``COLLATE "C"``.
+    """
+    assert prefix.endswith("/")
+    return prefix, prefix[:-1] + "0"
+
+
+def dumps(entry: Any) -> str:
+    """The entry as JSON text a database can store: UTF-8 as is, escaped only where UTF-8 cannot hold it.
+
+    A lone surrogate (``"\\ud83d"`` — a tool output cut inside an emoji) is valid JSON and a valid Python str,
+    but not encodable UTF-8, so binding it would fail the whole batch. Such an entry is written with ASCII
+    escapes instead, which ``json.loads`` turns back into the very same string: stored losslessly.
+    """
+    payload = _encode(entry)
+    if not payload.isascii():
+        try:
+            payload.encode("utf-8")
+        except UnicodeEncodeError:
+            payload = _encode_ascii(entry)
+    return payload
+
+
+# Built once: ``json.dumps`` with any option builds a new encoder per call, which costs more than encoding a
+# small entry.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+
+
+# Rows are parsed as one JSON array per slice of about this many characters (and at most _ROWS_PER_PARSE rows):
+# one ``json.loads`` per row costs more than the parse itself for small entries — the decoder's Python-level
+# setup runs per call, and its key cache (which makes every "parentUuid" one shared string) is per call too —
+# while one parse of a whole 20 MB transcript would hold the GIL for its whole duration and freeze the event
+# loop the load runs beside. A slice holds the GIL for a millisecond or two.
+_CHARS_PER_PARSE = 1 << 18
+_ROWS_PER_PARSE = 256
+
+
+def parsed(payloads: list[str]) -> Iterator[Any]:
+    """The stored JSON texts, parsed in order, a slice at a time (see above)."""
+    loads = json.loads
+    start = 0
+    n = len(payloads)
+    while start < n:
+        end = start
+        size = 0
+        while end < n and size < _CHARS_PER_PARSE and end - start < _ROWS_PER_PARSE:
+            size += len(payloads[end])
+            end += 1
+        chunk = None
+        if end - start > 1:
+            try:
+                chunk = loads("[" + ",".join(payloads[start:end]) + "]")
+            except ValueError:
+                chunk = None
+            if chunk is not None and len(chunk) != end - start:
+                chunk = None  # a row that is not one JSON value (a damaged file): let it fail on its own below
+        if chunk is None:
+            chunk = [loads(p) for p in payloads[start:end]]
+        yield from chunk
+        start = end
+
+
+def context_tokens(payloads: Any) -> int:
+    """Input + cache-read + cache-creation tokens of the first entry (newest first) whose usage is non-zero.
+
+    ``payloads`` are stored JSON texts, newest first; synthetic error entries report zero usage and are passed
+    over, as is anything that does not parse.
+    """
+    for payload in payloads:
+        try:
+            entry = json.loads(payload)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        total = sum(
+            v
+            for v in (usage.get("input_tokens"), usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+            if isinstance(v, int) and not isinstance(v, bool)
+        )
+        if total:
+            return total
+    return 0
