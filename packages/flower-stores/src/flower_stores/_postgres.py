@@ -49,10 +49,9 @@ from claude_agent_sdk import (
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
-    fold_session_summary,
 )
 
-from ._common import StoreError, context_tokens, dumps, prefix_range, store_key
+from ._common import StoreError, context_tokens, dumps, fold_summary, prefix_range, store_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -417,7 +416,7 @@ class PostgresSessionStore:
                 new = [e for e in new if type(e) is dict]
                 row = summary.fetchone()
                 prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
-                folded = fold_session_summary(prev, key, new)
+                folded = fold_summary(prev, key, new)
                 conn.execute(sql.write_summary, (key["project_key"], key["session_id"], mtime, dumps(folded["data"])))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:

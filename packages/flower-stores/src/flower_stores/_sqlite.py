@@ -35,10 +35,9 @@ from claude_agent_sdk import (
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
-    fold_session_summary,
 )
 
-from ._common import StoreError, context_tokens, parsed, store_key
+from ._common import StoreError, context_tokens, fold_summary, parsed, store_key
 from ._common import dumps as _dumps
 from ._common import prefix_range as _prefix_range
 
@@ -303,7 +302,7 @@ class SqliteSessionStore:
             "SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?", (key["project_key"], key["session_id"])
         ).fetchone()
         prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
-        folded = fold_session_summary(prev, key, new)
+        folded = fold_summary(prev, key, new)
         db.execute(
             "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data",
