@@ -392,6 +392,35 @@ def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(clau
     assert all(r["step"] == "work" for r in rows(workspace)), "the aside is not in the main manifest"
 
 
+def test_a_line_typed_at_the_terminal_is_mail_for_the_coordinator_and_a_question_mark_line_an_aside(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    seed(workspace, goal=False)
+    term_ready = threading.Event()
+    claude_env.script(
+        *keyed(LEAD, After(lambda s: term_ready.is_set(), ToolUse("mcp__human__inbox", {})), Text("Read the mail. TERM-MAIL-SEEN")),
+        *keyed(ASIDE, Text("It is reading its inbox. TERM-ASIDE-ANSWER")),
+    )
+    term = Terminal(["--no-goal", "Build the greeter"], workspace)
+    claude_env.wait_for(lambda s: any(LEAD(r) for r in s.message_requests), timeout=180)
+    term.type("ALSO-WRITE-DOCS please\n")
+    mark = term.wait_for("ALSO-WRITE-DOCS")
+    term.wait_for("got it", after=0)
+    term.type("？WHAT-IS-IT-DOING now\n")  # the full-width question mark the original turned into mail
+    term.wait_for("TERM-ASIDE-ANSWER", after=mark)
+    term_ready.set()
+    code, out = term.finish()
+    assert code == 0, term.screen
+    assert "Traceback" not in term.screen
+    assert "ALSO-WRITE-DOCS please" in tool_result_after(claude_env, "mcp__human__inbox")
+    brief = Brief.load(notes(workspace) / "brief.md")
+    assert any("ALSO-WRITE-DOCS" in a.text for a in brief.amendments)
+    assert not any("WHAT-IS-IT-DOING" in a.text for a in brief.amendments), "an aside is not mail"
+    assert not any("WHAT-IS-IT-DOING" in r.text for r in claude_env.message_requests if LEAD(r))
+    assert any("WHAT-IS-IT-DOING" in r.text for r in claude_env.message_requests if ASIDE(r))
+    assert out.strip().endswith("TERM-MAIL-SEEN")
+
+
 def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctrl_c_exits_130(
     claude_env: ScriptedServer, workspace: Path
 ) -> None:
