@@ -182,6 +182,16 @@ def test_doctor_reports_sources_endpoint_probe_and_store(claude_env: ScriptedSer
     assert "all good" in done.stderr
 
 
+def test_doctor_says_the_context_window_and_where_it_came_from(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(Text("pong"))
+    done = flower("doctor", cwd=workspace, env={"FLOWER_WINDOW": "100k"})
+    assert done.returncode == 0, done.stderr
+    assert "100,000 tokens (FLOWER_WINDOW); a session hands off at 50,000" in done.stderr
+    bad = flower("doctor", cwd=workspace, env={"FLOWER_WINDOW": "lots"})
+    assert bad.returncode == 0, bad.stderr
+    assert "FLOWER_WINDOW ignored: 'lots' is not a token count" in bad.stderr
+
+
 def test_json_mode_prints_one_event_per_line(claude_env: ScriptedServer, workspace: Path) -> None:
     claude_env.script(Text("json answer"))
     done = flower("--json", "once", "hi", cwd=workspace)

@@ -58,6 +58,9 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
             problems.append((code, f"credential check: {verdict.verdict}"))
             view.line(f"  x {verdict.verdict}: {verdict.detail[:160]}", "red")
 
+    view.line("context window", "bold")
+    _show_window(view, problems)
+
     view.line("store", "bold")
     from .store import check_store
 
@@ -69,3 +72,14 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
         worst = next((c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)))
         raise Exit(worst, "doctor found problems: " + "; ".join(p[1] for p in problems))
     view.line("all good", "green")
+
+
+def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> None:
+    """The window handoffs are planned against, where it came from, and when a session hands off."""
+    from ..handoff import HandoffPolicy, resolve_window
+
+    window = resolve_window(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+    policy = HandoffPolicy(window=window.tokens)
+    view.line(f"  {window.tokens:,} tokens ({window.source}); a session hands off at {policy.at:,}, warned from {policy.warn_at:,}")
+    if window.note:
+        view.line(f"  ! {window.note}", "yellow", wrap=True)
