@@ -46,6 +46,7 @@ async def test_a_path_builds_and_owns_a_sqlite_backend(tmp_path: Path) -> None:
     await store.append(KEY, t.entries)
     assert store.has_session("-ws", "s1") and store.projects() == ["-ws"]
     assert store.last_context("-ws", "s1") == 100
+    assert store.has_entry("-ws", "s1", t.entries[0]["uuid"]) and not store.has_entry("-ws", "s1", "nope")
     assert await store.list_subkeys(KEY) == []
     store.close()
     with pytest.raises(Exception, match="closed"):

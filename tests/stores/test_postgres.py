@@ -204,6 +204,7 @@ async def test_flowers_synchronous_helpers(pg_store: MakeStore) -> None:
     assert store.has_session("-ws", "s1") and not store.has_session("-ws", "subagents")
     assert store.last_context("-ws", "s1") == 1015
     assert store.last_context("-ws", "s1", scan=2) == 0  # the latest two entries carry no usage
+    assert store.has_entry("-ws", "s1", "u1") and not store.has_entry("-ws", "s1", "u2") and not store.has_entry("-ws", "s2", "u1")
 
 
 def test_works_under_trio(pg_store: MakeStore) -> None:

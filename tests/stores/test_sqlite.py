@@ -177,6 +177,16 @@ async def test_last_context_sums_the_latest_real_usage(db: Path) -> None:
         assert store.last_context("-ws", "s1") == 2020  # a bad row is skipped
 
 
+
+async def test_has_entry_looks_up_one_uuid_of_the_main_transcript(db: Path) -> None:
+    with SqliteSessionStore(db) as store:
+        assert not store.has_entry("-ws", "s1", "a")
+        await store.append(KEY, [_e("a"), _e("cut \ud83d")])  # a uuid with a lone surrogate is stored as bytes
+        await store.append(SUB, [_e("w")])
+        assert store.has_entry("-ws", "s1", "a") and store.has_entry("-ws", "s1", "cut \ud83d")
+        assert not store.has_entry("-ws", "s1", "w"), "a worker's entry is not in the main transcript"
+        assert not store.has_entry("-ws", "s2", "a") and not store.has_entry("-ws", "s1", "cut ")
+
 async def test_close_is_idempotent_and_a_closed_store_says_so(db: Path) -> None:
     store = SqliteSessionStore(db)
     await store.append(KEY, [_e("a")])

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["PruningSessionStore", "TrimmingSessionStore"]
 
 OPTIONAL_METHODS = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
-SYNC_HELPERS = ("projects", "has_session", "last_context")
+SYNC_HELPERS = ("projects", "has_session", "has_entry", "last_context")
 
 
 def implements(store: Any, method: str) -> bool:
@@ -91,6 +91,13 @@ class _HasSession:
         return self.backend.has_session(project_key, session_id)  # type: ignore[no-any-return]
 
 
+class _HasEntry:
+    backend: Any
+
+    def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
+        return self.backend.has_entry(project_key, session_id, uuid)  # type: ignore[no-any-return]
+
+
 class _LastContext:
     backend: Any
 
@@ -105,6 +112,7 @@ _MIXINS: dict[str, type] = {
     "list_subkeys": _ListSubkeys,
     "projects": _Projects,
     "has_session": _HasSession,
+    "has_entry": _HasEntry,
     "last_context": _LastContext,
 }
 
@@ -151,6 +159,7 @@ class TrimmingSessionStore:
         async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]: ...
         def projects(self) -> list[str]: ...
         def has_session(self, project_key: str, session_id: str) -> bool: ...
+        def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool: ...
         def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int: ...
 
     def __new__(cls, path_or_store: Any, *args: Any, **kwargs: Any) -> TrimmingSessionStore:

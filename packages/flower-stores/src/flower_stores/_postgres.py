@@ -504,6 +504,11 @@ class PostgresSessionStore:
         row = self._run(lambda conn: conn.execute(self._sql.counts).fetchone())
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
+    def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
+        """Whether the main transcript holds an entry with this ``uuid`` (one index lookup, no payload read)."""
+        k = store_key({"project_key": project_key, "session_id": session_id})
+        return self._run(lambda conn: conn.execute(self._sql.has_entry, (k, _uid_key(uuid))).fetchone()) is not None
+
     def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
         """Context size of the latest model call: input + cache-read + cache-creation tokens, or 0.
 
@@ -520,6 +525,7 @@ class _Statements:
     def __init__(self, s: str) -> None:
         self.s = s
         self.session_lock_shared = "SELECT pg_advisory_xact_lock_shared(%s, hashtext(%s))"
+        self.has_entry = f"SELECT 1 FROM {s}.entries WHERE store_key = %s AND uid = %s LIMIT 1"
         self.session_lock = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
         # Creates the key's meta row or locks the existing one: the lock every appender to this key queues on.
         self.lock_key = (

@@ -384,6 +384,16 @@ class SqliteSessionStore:
         k = store_key({"project_key": project_key, "session_id": session_id})
         return self._connection().execute("SELECT 1 FROM meta WHERE store_key = ?", (k,)).fetchone() is not None
 
+    def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
+        """Whether the main transcript holds an entry with this ``uuid`` (one index lookup, no payload read).
+
+        The Runtime asks it before it stops a session mid-turn: the SDK mirrors a message to the store a moment
+        after it streams it, and what was not mirrored when the process ends is lost to a resume.
+        """
+        k = store_key({"project_key": project_key, "session_id": session_id})
+        row = self._connection().execute("SELECT 1 FROM entries WHERE store_key = ? AND uid = ? LIMIT 1", (k, _uid_key(uuid))).fetchone()
+        return row is not None
+
     def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
         """Context size of the latest model call: input + cache-read + cache-creation tokens, or 0.
 
