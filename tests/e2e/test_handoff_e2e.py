@@ -15,7 +15,24 @@ import pytest
 
 from flower_cli import AgentSpec, Event, HandoffPolicy, Runtime, resolve_window
 from flower_cli.handoff import Window
-from harness import ScriptedServer, Step, Text, Usage, bash, invalid_request, keyed, when, when_main, when_prompt
+from harness import (
+    After,
+    ScriptedServer,
+    Step,
+    Text,
+    Turn,
+    Usage,
+    bash,
+    dispatch,
+    invalid_request,
+    keyed,
+    seen,
+    when,
+    when_main,
+    when_notified,
+    when_prompt,
+    when_subagent,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -94,6 +111,49 @@ async def test_usage_over_the_threshold_hands_off_to_a_fresh_session(claude_env:
     row = rows(tmp_path / "runs")[-1]
     assert row["retired"] == result.retired and row["session_id"] == result.session_id and row["ok"] is True
 
+
+async def test_a_coordinator_past_the_threshold_waits_for_its_live_worker_then_hands_off(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
+    # The dispatching turn ends at 160k (past the handoff point, below the no-waiting point of 175k) with a
+    # background worker live: a handoff now would end the worker with the old session's process, so the step
+    # waits. The worker answers only after that turn has ended; its notification wakes the main thread, which
+    # runs one command: that tool result, with nobody live, is where the step hands off.
+    main = when_main() & when_prompt("SURVEY-TASK") & ~WRITING
+    events: list[Event] = []
+
+    def turn_ended(_server: ScriptedServer) -> bool:  # the Runtime has seen the dispatching turn end
+        return any(e.kind == "turn" for e in events)
+
+    worker = dispatch("count widgets", After(turn_ended, Text("WORKER-DONE: 7 widgets")), prompt="COUNT-PIECE: count the widgets")
+    big = Usage(input_tokens=10_000, cache_read_input_tokens=150_000)
+    claude_env.script(
+        *keyed(main & ~when_notified(), Turn([worker], usage=big), Text("Waiting for the worker.", usage=big)),
+        Step(bash("echo checked", text="Checking.", usage=big), main & when_notified("WORKER-DONE")),
+        Step(Text(HANDOFF_TEXT), WRITING),
+        Step(Text("SUCCESSOR-DONE: 7 widgets"), when_prompt(TAKING_OVER)),
+    )
+    survey = AgentSpec("surveyor", "You survey things.", allowed_tools=["Agent", "Bash"])
+    with Runtime(workspace, tmp_path / "runs", handoff=HandoffPolicy(window=WINDOW)) as rt:
+        result = await rt.run(survey, "SURVEY-TASK: count the widgets", step_name="survey", on_event=events.append)
+
+    assert result.ok, (result.error, result.errors)
+    assert result.text == "SUCCESSOR-DONE: 7 widgets"
+    assert len(result.retired) == 1 and result.session_id not in result.retired
+    requests = claude_env.message_requests
+    writing = [r for r in requests if WRITING(r)]
+    assert len(writing) == 1, "one handoff, after the worker: none while it was live"
+    worker_requests = [i for i, r in enumerate(requests) if when_subagent()(r)]
+    assert worker_requests and max(worker_requests) < requests.index(writing[0]), "the worker finished before the handoff"
+    # The old session wrote its handoff with the whole turn in view: the worker's notification and the
+    # command's result had reached the store the resumed session is loaded from.
+    assert "WORKER-DONE" in writing[0].text and "echo checked" in json.dumps(writing[0].tool_uses())
+    assert "checked" in json.dumps(writing[0].tool_results())
+    assert not any("stopped" in e for e in result.errors), result.errors
+    first_turn = next(e for e in events if e.kind == "turn")
+    assert first_turn.payload["live_workers"], "the turn past the handoff point ended with the worker live"
+    assert [e.payload.get("phase") for e in events if e.kind == "handoff"] == ["near", "writing", "done"]
+    assert rows(tmp_path / "runs")[-1]["retired"] == result.retired
 
 
 async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_words(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:

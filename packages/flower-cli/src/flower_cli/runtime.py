@@ -20,6 +20,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from .events import Event, Workers, normalize
 from .guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
 from .handoff import OVERFLOW_WHY, HandoffPolicy, is_overflow
@@ -382,6 +384,7 @@ class Runtime:
                     prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
                 )
                 interrupted = handoff_due = False
+                last_main: str | None = None  # the uuid of the newest main-thread message streamed
                 try:
                     async for message in stream:
                         sid = getattr(message, "session_id", None)
@@ -389,8 +392,11 @@ class Runtime:
                             result.session_id = sid
                             announce(sid)
                         if self._interrupt.is_set():
+                            if result.session_id:
+                                await self._mirrored(result.session_id, last_main)
                             interrupted = True
                             break
+                        last_main = _main_thread_uuid(message) or last_main
                         events = [workers.annotate(raw) for raw in normalize(message)]
                         for event in events:
                             if event.kind == "turn":
@@ -400,6 +406,7 @@ class Runtime:
                                 self._collect(result, event, answer)
                             emit(event)
                         if handoffs is not None and handoffs.observe(events, live_workers=bool(workers.live)) and result.session_id:
+                            await self._mirrored(result.session_id, last_main)
                             handoff_due = True
                             break
                 finally:
@@ -455,6 +462,28 @@ class Runtime:
             self._write_manifest()
         emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
         return result
+
+    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> bool:
+        """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
+
+        The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
+        mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
+        writing round or the human's words would follow a transcript that lost the turn's end. A store without
+        ``has_entry`` (any SDK store) is not waited for. False when the message never arrived.
+        """
+        check = getattr(self.store, "has_entry", None)
+        if not message_uuid or not callable(check):
+            return True
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if check(self.project_key, session_id, message_uuid):
+                    return True
+            except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
+                return False
+            if time.monotonic() >= deadline:
+                return False
+            await anyio.sleep(0.05)
 
     def _handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
         if not self.handoff.enabled:
@@ -585,6 +614,15 @@ class _Answer:
         if ok:
             return self._last or unfinished
         return unfinished or self._last or ""
+
+
+def _main_thread_uuid(message: Any) -> str | None:
+    """The transcript uuid of a main-thread user or assistant message (a worker's, or any other kind: None)."""
+    from claude_agent_sdk import AssistantMessage, UserMessage
+
+    if isinstance(message, (UserMessage, AssistantMessage)) and message.parent_tool_use_id is None:
+        return message.uuid or None
+    return None
 
 
 def _step_payload(result: StepResult) -> dict[str, Any]:
