@@ -68,6 +68,36 @@ def test_live_workers_delay_the_handoff_until_the_middle_of_the_headroom(tmp_pat
     assert hl.observe(results("c"), live_workers=True)
 
 
+
+async def test_the_stop_hook_ends_the_turn_at_the_boundary_and_that_turn_is_handed_off(tmp_path: Path) -> None:
+    hl, _ = loop(tmp_path)
+    [stop] = hl.stop_hook(lambda: False, within=0.05).hooks
+    hl.observe(assistant(100_000, "low"), live_workers=False)
+    assert await stop({"tool_name": "Bash"}, "low", None) == {}, "below the handoff point the turn goes on"
+    hl.observe(results("low"), live_workers=False)
+    hl.observe(assistant(160_000, "a", "b"), live_workers=False)
+    assert await stop({"tool_name": "Bash"}, "a", None) == {}, "b is still open"
+    assert await stop({"tool_name": "Bash", "agent_id": "w1"}, "b", None) == {}, "a worker's call"
+    assert await stop({"tool_name": "Bash"}, "never-seen", None) == {}, "a call it cannot place"
+    hl.observe(results("a"), live_workers=False)
+    stopped = await stop({"tool_name": "Bash"}, "b", None)
+    assert stopped.get("continue_") is False and "handing off" in str(stopped.get("stopReason"))
+    # The harness ends the turn there: whether the result or the turn's end is seen first, it hands off.
+    assert hl.observe([Event("turn", "success")], live_workers=False)
+
+
+async def test_the_stop_hook_waits_for_live_workers_and_never_stops_a_dispatch(tmp_path: Path) -> None:
+    hl, _ = loop(tmp_path)
+    live = True
+    [stop] = hl.stop_hook(lambda: live, within=0.05).hooks
+    hl.observe(assistant(160_000, "a"), live_workers=True)
+    assert await stop({"tool_name": "Bash"}, "a", None) == {}, "a worker is live and the context is below 175k"
+    hl.observe(results("a"), live_workers=True)
+    hl.observe(assistant(165_000, "d"), live_workers=False)
+    live = False
+    assert await stop({"tool_name": "Agent"}, "d", None) == {}, "the call just started a worker"
+    assert not hl.observe([Event("turn", "success")], live_workers=False), "no stop: the turn's end is the step's"
+
 async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path: Path) -> None:
     hl, seen = loop(tmp_path)
     hl.observe(assistant(160_000), live_workers=False)

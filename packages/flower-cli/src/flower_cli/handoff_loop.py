@@ -12,6 +12,11 @@ half), or the end of a turn while background workers are still live (the step is
 notification would wake it). A turn that ends with no live worker ends the step, so there is nothing to hand
 over. While workers are live a handoff would end them with the old session's process, so it waits for them,
 unless the context is already past the middle of the headroom.
+
+Claude Code sends the next request the moment a tool result is in, so a step stopped at that boundary has
+already paid for one more request at full context. `HandoffLoop.stop_hook` prevents it: a PostToolUse hook
+that, when that result will be the boundary, tells the harness not to continue (the turn ends there, and its
+end is mirrored to the store with the result).
 """
 
 from __future__ import annotations
@@ -20,12 +25,20 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from .events import Event
 from .handoff import OVERFLOW_WHY, Handoff, HandoffPolicy, degraded, handoff_prompt, is_overflow, record_overflow, save
 
+if TYPE_CHECKING:
+    from claude_agent_sdk import HookJSONOutput, HookMatcher
+
 __all__ = ["HandoffLoop", "QuietRound", "overflow_limit"]
+
+# Tools whose call starts a worker: stopping right after one would end the turn that just dispatched it.
+_DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 
 EventSink = Callable[[Event], Any]
 
@@ -83,6 +96,7 @@ class HandoffLoop:
         self.context = 0
         self._warned = False
         self._open_calls: set[str] = set()
+        self._stopped = False  # the stop hook ended the current turn: its end is the boundary
 
     # --- watching the main thread ------------------------------------------------------------------
 
@@ -104,11 +118,40 @@ class HandoffLoop:
                 boundary = boundary or not self._open_calls
             elif event.kind == "turn":
                 self._open_calls.clear()
+                if self._stopped:  # the hook ended this turn for the handoff: it is not the step's end
+                    return True
                 # A turn that ends with nobody live ends the step: nothing left to hand over.
                 boundary = boundary or live_workers
         if not boundary or self.context < self.at:
             return False
-        return not live_workers or self.context >= self.hard_at
+        return self._due(live_workers)
+
+    def _due(self, live_workers: bool) -> bool:
+        return self.context >= self.at and (not live_workers or self.context >= self.hard_at)
+
+    def stop_hook(self, live_workers: Callable[[], bool], *, within: float = 2.0) -> HookMatcher:
+        """A PostToolUse hook that ends the main thread's turn after the tool result that is a handoff boundary.
+
+        The hook runs before the result streams to the Runtime, so it first waits (up to ``within`` seconds)
+        until the call itself has been observed; a call it cannot place, a parallel call with others still
+        open, a worker's call or a dispatch lets the turn go on (the step still stops at the result, one request
+        later).
+        """
+        from claude_agent_sdk import HookMatcher
+
+        async def stop(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
+            call = tool_use_id or data.get("tool_use_id")
+            if data.get("agent_id") or data.get("tool_name") in _DISPATCH_TOOLS or not isinstance(call, str):
+                return {}
+            with anyio.move_on_after(within):
+                while call not in self._open_calls:
+                    await anyio.sleep(0.01)
+            if self._open_calls != {call} or not self._due(live_workers()):
+                return {}
+            self._stopped = True
+            return {"continue_": False, "stopReason": "flower: context nearly full, handing off"}
+
+        return HookMatcher(matcher=None, hooks=[stop])
 
     def full(self, context: int) -> bool:
         """Take a resumed session's last known context; True when it is already past the handoff point."""
@@ -216,5 +259,5 @@ class HandoffLoop:
                 },
             )
         )
-        self.context, self._warned, self._open_calls = 0, False, set()
+        self.context, self._warned, self._open_calls, self._stopped = 0, False, set(), False
         return doc.successor_prompt(self.step, path=path)

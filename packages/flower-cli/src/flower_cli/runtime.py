@@ -261,7 +261,7 @@ class Runtime:
 
     # --- running ----------------------------------------------------------------------------------
 
-    def _hooks_for(self, spec: AgentSpec) -> dict[str, list[Any]]:
+    def _hooks_for(self, spec: AgentSpec, post_extra: list[Any] | None = None) -> dict[str, list[Any]]:
         pre: list[Any] = []
         post: list[Any] = []
         if spec.delegate_only:
@@ -283,9 +283,9 @@ class Runtime:
             post.append(flower_workbench.index_guard(self.workbench))
             if self.spill_threshold:
                 post.append(flower_workbench.spill_guard(self.workbench, threshold=self.spill_threshold))
-        return merge_hooks(spec.hooks, {"PreToolUse": pre, "PostToolUse": post})
+        return merge_hooks(spec.hooks, {"PreToolUse": pre, "PostToolUse": [*post, *(post_extra or [])]})
 
-    def _options(self, spec: AgentSpec, *, resume: str | None, fork: bool, resume_at: str | None) -> Any:
+    def _options(self, spec: AgentSpec, *, resume: str | None, fork: bool, resume_at: str | None, post_hooks: list[Any] | None = None) -> Any:
         add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
         if self.handoff.enabled and spec.compact is None:
             # Handoff replaces the harness's compaction: left on, it would summarise the thread away (at about
@@ -301,7 +301,7 @@ class Runtime:
             portable=self.portable,
             plugin_dirs=self.plugin_dirs,
             add_dirs=add_dirs,
-            hooks=self._hooks_for(spec),
+            hooks=self._hooks_for(spec, post_hooks),
         )
 
     def _first_prompt(self, spec: AgentSpec, prompt: str, resume: str | None) -> str:
@@ -379,7 +379,8 @@ class Runtime:
                 current_prompt = self._first_prompt(spec, f"{successor}\n\n---\n\n{prompt}", None)
                 current_resume = None
             while True:
-                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at)
+                stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
+                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks)
                 stream = flower_resilience.resilient_query(
                     prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
                 )
