@@ -17,6 +17,7 @@ from flower_cli import AgentSpec, Event, HandoffPolicy, Runtime, resolve_window
 from flower_cli.handoff import Window
 from harness import (
     After,
+    Hang,
     ScriptedServer,
     Step,
     Text,
@@ -155,6 +156,39 @@ async def test_a_coordinator_past_the_threshold_waits_for_its_live_worker_then_h
     assert first_turn.payload["live_workers"], "the turn past the handoff point ended with the worker live"
     assert [e.payload.get("phase") for e in events if e.kind == "handoff"] == ["near", "writing", "done"]
     assert rows(tmp_path / "runs")[-1]["retired"] == result.retired
+
+
+
+async def test_past_the_no_waiting_point_the_handoff_stops_a_live_worker_and_says_so(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
+    # The dispatching turn ends at 180k, past the no-waiting point (175k of a 200k window): the next turn could
+    # overflow, so the step hands off now, with the worker still running (its request is never answered).
+    main = when_main() & when_prompt("SURVEY-TASK") & ~WRITING
+    worker = dispatch("count widgets", Hang(), prompt="COUNT-PIECE: count the widgets")
+    full = Usage(input_tokens=10_000, cache_read_input_tokens=170_000)
+    claude_env.script(
+        *keyed(main & ~when_notified(), Turn([worker], usage=full), Text("Waiting for the worker.", usage=full)),
+        Step(Text(HANDOFF_TEXT), WRITING),
+        Step(Text("SUCCESSOR-DONE: dispatched again"), when_prompt(TAKING_OVER)),
+    )
+    events: list[Event] = []
+    survey = AgentSpec("surveyor", "You survey things.", allowed_tools=["Agent", "Bash"])
+    with Runtime(workspace, tmp_path / "runs", handoff=HandoffPolicy(window=WINDOW)) as rt:
+        result = await rt.run(survey, "SURVEY-TASK: count the widgets", step_name="survey", on_event=events.append)
+
+    assert result.ok and result.text == "SUCCESSOR-DONE: dispatched again", (result.error, result.errors)
+    assert len(result.retired) == 1
+    requests = claude_env.message_requests
+    [writing] = [r for r in requests if WRITING(r)]
+    [worker_request] = [r for r in requests if when_subagent()(r)]
+    assert worker_request.status is None, "the worker never got an answer: it was stopped, not waited for"
+    assert 'stopped your background workers that were still running: "count widgets"' in writing.last_user_text
+    successor = next(r for r in requests if TAKING_OVER in r.first_user_text)
+    assert 'stopped background workers before they finished: "count widgets"' in successor.first_user_text
+    done = next(e for e in events if e.kind == "handoff" and e.payload.get("phase") == "done")
+    assert done.payload["stopped_workers"] == ["count widgets"] and "stopped unfinished worker 'count widgets'" in done.text
+    assert [w["status"] for w in result.workers] == ["stopped"]
 
 
 async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_words(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:

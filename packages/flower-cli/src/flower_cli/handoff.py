@@ -19,7 +19,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -295,9 +295,21 @@ _DEGRADED_MARK = "[degraded: no handoff was written]"
 _SCENE_PROMPT_CHARS = 1200
 
 
-def handoff_prompt(used: int, window: int) -> str:
-    """`HANDOFF_PROMPT` with the context used and the window filled in."""
-    return HANDOFF_PROMPT.format(used=f"{used:,}", window=f"{window:,}")
+def _names(workers: Sequence[str]) -> str:
+    return ", ".join(f'"{w}"' for w in workers)
+
+
+def handoff_prompt(used: int, window: int, stopped: Sequence[str] = ()) -> str:
+    """`HANDOFF_PROMPT` with the context used and the window filled in; ``stopped`` names the background
+    workers this handoff ended before they finished (the old session must know, or its handoff waits for them)."""
+    prompt = HANDOFF_PROMPT.format(used=f"{used:,}", window=f"{window:,}")
+    if stopped:
+        prompt += (
+            f"\n\nThis handoff has stopped your background workers that were still running: {_names(stopped)}. "
+            "They will not report back; whatever they did not write to disk is lost. Say under Next whether to "
+            "dispatch them again."
+        )
+    return prompt
 
 
 @dataclass(frozen=True)
@@ -358,8 +370,8 @@ class Handoff:
             parts += ["", f"## {TITLES[key]}", self.section(key).strip() or "(empty)"]
         return "\n".join(parts) + "\n"
 
-    def successor_prompt(self, step: str, *, path: Path | str | None = None) -> str:
-        """The first message of the session that takes over."""
+    def successor_prompt(self, step: str, *, path: Path | str | None = None, stopped: Sequence[str] = ()) -> str:
+        """The first message of the session that takes over (``stopped``: workers the handoff ended unfinished)."""
         intro = (
             f'You are taking over step "{step}" from a session whose context filled up. You remember nothing of '
             "its work: this handoff is what it left you. The brief and the goal are frozen under notes/ in the "
@@ -367,6 +379,11 @@ class Handoff:
         )
         if path is not None:
             intro += f" This handoff is also saved at {path}."
+        if stopped:
+            intro += (
+                f" The handoff stopped background workers before they finished: {_names(stopped)}. They will not "
+                "report to you; check on disk what they left and dispatch them again if their work is still needed."
+            )
         blocks = [intro]
         blocks += [f"## {TITLES[key]}\n{self.section(key).strip()}" for key in SECTIONS if self.section(key).strip()]
         blocks.append('Continue from "Next". Do not start over, and do not go back to the person for background.')

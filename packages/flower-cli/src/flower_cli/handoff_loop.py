@@ -22,7 +22,7 @@ end is mirrored to the store with the result).
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,8 +192,9 @@ class HandoffLoop:
 
     # --- the handoff -------------------------------------------------------------------------------
 
-    async def hand_off(self, quiet_round: Callable[[str], Awaitable[QuietRound]]) -> tuple[Handoff, str]:
-        """Ask the same session for its handoff (``quiet_round`` runs one round on it with the given prompt).
+    async def hand_off(self, quiet_round: Callable[[str], Awaitable[QuietRound]], *, stopped: Sequence[str] = ()) -> tuple[Handoff, str]:
+        """Ask the same session for its handoff (``quiet_round`` runs one round on it with the given prompt);
+        ``stopped`` names the workers the handoff ended, which the session is told about.
 
         Returns the document and, when it had to be built mechanically, why (else "").
         """
@@ -205,7 +206,7 @@ class HandoffLoop:
             )
         )
         try:
-            outcome = await quiet_round(handoff_prompt(self.context, self.window))
+            outcome = await quiet_round(handoff_prompt(self.context, self.window, stopped))
         except Exception as exc:  # noqa: BLE001 - any failure of the writing round degrades the handoff
             outcome = QuietRound("", f"{type(exc).__name__}: {exc}")
         if outcome.error is not None and is_overflow(outcome.error):
@@ -229,8 +230,9 @@ class HandoffLoop:
             record_overflow(seen, model=self.model)
         return degraded(self.step, self.original_prompt, OVERFLOW_WHY)
 
-    def take_over(self, doc: Handoff, old_session: str | None, *, why: str = "") -> str:
-        """Save ``doc``, retire ``old_session`` and start a new generation; returns the successor's prompt."""
+    def take_over(self, doc: Handoff, old_session: str | None, *, why: str = "", stopped: Sequence[str] = ()) -> str:
+        """Save ``doc``, retire ``old_session`` and start a new generation; returns the successor's prompt
+        (which names the workers in ``stopped``: ended by the handoff before they finished)."""
         self.generations += 1
         if old_session and old_session not in self.retired:
             self.retired.append(old_session)
@@ -240,6 +242,8 @@ class HandoffLoop:
         except OSError:
             path = None  # the document still travels in the successor's prompt
         done = "handed off to a fresh session" + (f" (degraded: {why})" if why else "")
+        if stopped:
+            done += f"; stopped unfinished worker{'s' if len(stopped) != 1 else ''} " + ", ".join(repr(w) for w in stopped)
         self._emit(
             Event(
                 "handoff",
@@ -254,10 +258,11 @@ class HandoffLoop:
                     "why": why,
                     "path": str(path) if path else "",
                     "retired": old_session,
+                    "stopped_workers": list(stopped),
                     "generation": self.generations,
                     "sections": doc.summary(),
                 },
             )
         )
         self.context, self._warned, self._open_calls, self._stopped = 0, False, set(), False
-        return doc.successor_prompt(self.step, path=path)
+        return doc.successor_prompt(self.step, path=path, stopped=stopped)

@@ -501,13 +501,14 @@ class Runtime:
         """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
         ``overflow`` (its errors). Returns the successor's first message."""
         old = result.session_id
+        stopped = [description or task for task, description in workers.live.items()]  # ended with the old process
         if overflow is None and old:
-            doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result))
+            doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result), stopped=stopped)
         else:
             doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
         if why:
             result.errors.append(f"handoff degraded ({why})")
-        successor = handoffs.take_over(doc, old, why=why)
+        successor = handoffs.take_over(doc, old, why=why, stopped=stopped)
         result.retired = list(handoffs.retired)
         result.session_id = None  # the successor's id arrives with its first message
         workers.retire()  # the old session's process, and its background workers, ended with it
