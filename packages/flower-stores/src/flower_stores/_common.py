@@ -76,11 +76,14 @@ def fold_summary(prev: SessionSummaryEntry | None, key: SessionKey, entries: lis
         if not tag_seen and entry.get("type") == "tag":
             tag_seen = True
             needed.add(i)
-        if wanted:
+        # isdisjoint walks the entry's keys in C: most entries hold none of the wanted fields
+        if wanted and not wanted.isdisjoint(entry):
             found = [name for name in wanted if isinstance(entry.get(name), str)]
             if found:
                 wanted.difference_update(found)
                 needed.add(i)
+        elif tag_seen and not wanted:
+            break  # every field the fold still reads has its last holder
     return fold_session_summary(prev, key, [entries[i] for i in sorted(needed)])
 
 
