@@ -125,7 +125,7 @@ async def test_an_outage_mid_session_waits_then_resumes_the_same_session(claude_
 
 
 async def test_with_the_default_schedule_the_resume_follows_the_servers_return(claude_env: ScriptedServer, workspace: Path) -> None:
-    # The default policy (probes 0.5 s apart, growing ×1.5): the old one probed every 15 s and then backed off
+    # The default policy (probes 0.5 s apart, growing ×1.25): the old one probed every 15 s and then backed off
     # 3-5 s more. benchmarks/recovery.py measures the lag; this pins down the behaviour.
     claude_env.script(bash("echo one > one.txt"), Outage(seconds=None), Text("Done after the outage."))
     events: list[ResilienceEvent] = []

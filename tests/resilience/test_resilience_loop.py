@@ -227,8 +227,8 @@ async def test_while_offline_it_waits_probing_then_resumes_as_soon_as_the_probe_
     assert events[1].message == f"{host}:{port} unreachable, waiting up to 60 min"
     assert events[2].message == f"{host}:{port} reachable again, continuing"
     failed = stream.record.attempts[0]
-    assert failed.offline_s == 1.25 and failed.backoff_s == 0.0 and failed.wait_s == 1.25 and failed.probes == 3
-    assert clock.sleeps == [0.5, 0.75], "probes 0.5 s, then 0.75 s apart; nothing after the endpoint is back"
+    assert failed.offline_s == 1.125 and failed.backoff_s == 0.0 and failed.wait_s == 1.125 and failed.probes == 3
+    assert clock.sleeps == [0.5, 0.625], "probes 0.5 s, then 0.625 s apart; nothing after the endpoint is back"
     assert fake.calls[1].options.resume == S1 and stream.record.ok
 
 
@@ -258,10 +258,10 @@ async def test_a_rate_limit_or_an_overload_keeps_its_backoff_even_across_an_outa
         for s in opened:
             s.close()
     # The server asked us to slow down; an outage in between does not lift that. The time offline counts.
-    assert clock.sleeps == [0.5, 0.75, 2.75]
+    assert clock.sleeps == [0.5, 0.625, 2.875]
     assert kinds(events) == ["attempt_failed", "offline", "online", "backoff", "resumed"]
     failed = stream.record.attempts[0]
-    assert failed.offline_s == 1.25 and failed.backoff_s == 2.75 and failed.wait_s == 4.0
+    assert failed.offline_s == 1.125 and failed.backoff_s == 2.875 and failed.wait_s == 4.0
 
 
 async def test_a_server_hint_is_still_honoured_after_an_outage() -> None:

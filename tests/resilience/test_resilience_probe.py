@@ -132,15 +132,15 @@ async def test_wait_online_notifies_once_down_and_once_back() -> None:
             s.close()
     assert online
     assert lines == [f"{host}:{port} unreachable, waiting up to 60 min", f"{host}:{port} reachable again, continuing"]
-    assert clock.sleeps == [0.5, 0.75, 1.125], "fast at first (policy rng 0.5: no jitter)"
+    assert clock.sleeps == [0.5, 0.625, 0.78125], "fast at first (policy rng 0.5: no jitter)"
 
 
 async def test_wait_online_slows_down_to_probe_interval_and_stays_there() -> None:
     clock, lines = FakeTime(), []
     target = closed_port()
     assert not await wait_online(clock.policy(max_offline_wait=120.0), lines.append, target=target)
-    assert clock.sleeps[:9] == pytest.approx([0.5, 0.75, 1.125, 1.6875, 2.53125, 3.796875, 5.6953125, 8.54296875, 12.814453125])
-    after = clock.sleeps[9:]
+    assert clock.sleeps[:16] == pytest.approx([0.5, 0.625, 0.78125, 0.9765625, 1.220703125, 1.52587890625, 1.9073486328125, 2.384185791015625, 2.9802322387695312, 3.725290298461914, 4.656612873077393, 5.820766091346741, 7.275957614183426, 9.094947017729282, 11.368683772161603, 14.210854715202004])
+    after = clock.sleeps[16:]
     assert after[:-1] == [15.0] * (len(after) - 1) and 0 < after[-1] <= 15.0, "the last wait is cut to the deadline"
     assert sum(clock.sleeps) == pytest.approx(120.0)
 
