@@ -208,6 +208,10 @@ class Workers:
             if task["status"] not in TERMINAL_STATUSES:
                 task["status"] = status
 
+    def live_names(self) -> list[str]:
+        """Each live worker's description (its task id when it has none), in start order."""
+        return [description or tid for tid, description in self.live.items()]
+
     def live_list(self) -> list[dict[str, str]]:
         return [{"id": tid, "description": desc} for tid, desc in self.live.items()]
 

@@ -122,9 +122,7 @@ class HandoffLoop:
                     return True
                 # A turn that ends with nobody live ends the step: nothing left to hand over.
                 boundary = boundary or live_workers
-        if not boundary or self.context < self.at:
-            return False
-        return self._due(live_workers)
+        return boundary and self._due(live_workers)
 
     def _due(self, live_workers: bool) -> bool:
         return self.context >= self.at and (not live_workers or self.context >= self.hard_at)

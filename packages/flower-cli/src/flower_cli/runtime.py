@@ -454,7 +454,7 @@ class Runtime:
             result.workers = workers.summary()
             if workers.live and result.ok:
                 # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
-                names = ", ".join(repr(d or t) for t, d in workers.live.items())
+                names = ", ".join(repr(name) for name in workers.live_names())
                 result.errors.append(f"the session ended while workers were still running: {names}")
             result.ended_at = time.time()
             self._current = None
@@ -464,26 +464,26 @@ class Runtime:
         emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
         return result
 
-    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> bool:
+    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
         """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
 
         The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
         mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
         writing round or the human's words would follow a transcript that lost the turn's end. A store without
-        ``has_entry`` (any SDK store) is not waited for. False when the message never arrived.
+        ``has_entry`` (any SDK store) is not waited for; after ``within`` the stop goes ahead regardless.
         """
         check = getattr(self.store, "has_entry", None)
         if not message_uuid or not callable(check):
-            return True
+            return
         deadline = time.monotonic() + within
         while True:
             try:
                 if check(self.project_key, session_id, message_uuid):
-                    return True
+                    return
             except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
-                return False
+                return
             if time.monotonic() >= deadline:
-                return False
+                return
             await anyio.sleep(0.05)
 
     def _handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
@@ -501,7 +501,7 @@ class Runtime:
         """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
         ``overflow`` (its errors). Returns the successor's first message."""
         old = result.session_id
-        stopped = [description or task for task, description in workers.live.items()]  # ended with the old process
+        stopped = workers.live_names()  # ended with the old process
         if overflow is None and old:
             doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result), stopped=stopped)
         else:

@@ -525,7 +525,6 @@ class _Statements:
     def __init__(self, s: str) -> None:
         self.s = s
         self.session_lock_shared = "SELECT pg_advisory_xact_lock_shared(%s, hashtext(%s))"
-        self.has_entry = f"SELECT 1 FROM {s}.entries WHERE store_key = %s AND uid = %s LIMIT 1"
         self.session_lock = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
         # Creates the key's meta row or locks the existing one: the lock every appender to this key queues on.
         self.lock_key = (
@@ -558,6 +557,7 @@ class _Statements:
             "ON CONFLICT (project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data"
         )
         self.load = f"SELECT payload FROM {s}.entries WHERE store_key = %s ORDER BY seq"
+        self.has_entry = f"SELECT 1 FROM {s}.entries WHERE store_key = %s AND uid = %s LIMIT 1"
         self.newest = f"SELECT payload FROM {s}.entries WHERE store_key = %s ORDER BY seq DESC LIMIT %s"
         self.keys_in_range = f"SELECT store_key, mtime FROM {s}.meta WHERE store_key >= %s AND store_key < %s"
         self.keys_in_range_sorted = f"SELECT store_key FROM {s}.meta WHERE store_key >= %s AND store_key < %s ORDER BY store_key"
