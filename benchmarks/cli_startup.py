@@ -30,7 +30,7 @@ def best_of(cmd: list[str], runs: int = 7) -> float:
 class _SlowIndex(BaseHTTPRequestHandler):
     """A stand-in for the package index that answers after 2 s (a slow network)."""
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         time.sleep(2)
         body = json.dumps({"info": {"version": "99.0.0"}}).encode()
         self.send_response(200)
@@ -38,7 +38,7 @@ class _SlowIndex(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's parameter name
         pass
 
 
@@ -70,7 +70,10 @@ def update_check_overhead(rounds: int = 15) -> None:
         config = Path(tmp) / "config"
         state = config / "flower" / "update-check.json"
         base = {k: v for k, v in os.environ.items() if k not in ("CI", "FLOWER_NO_UPDATE")}
-        base.update(XDG_CONFIG_HOME=str(config), FLOWER_UPDATE_URL=f"http://127.0.0.1:{server.server_address[1]}/pypi/flower-cli/json")
+        base.update(
+            XDG_CONFIG_HOME=str(config),
+            FLOWER_UPDATE_URL=f"http://127.0.0.1:{server.server_address[1]}/pypi/flower-cli/json",
+        )
         # `flower sessions -r <empty dir>`: the command entry, typer, and a quick one-line exit — a start, no work.
         cmd = [sys.executable, "-c", _AS_INSTALLED, "sessions", "-r", tmp]
         times: dict[str, list[float]] = {"off": [], "checking": [], "cached": []}
@@ -80,13 +83,17 @@ def update_check_overhead(rounds: int = 15) -> None:
             state.unlink(missing_ok=True)  # due: the check thread starts (and would ask the slow index 1 s in)
             times["checking"].append(_timed(cmd, base))
             state.parent.mkdir(parents=True, exist_ok=True)
-            state.write_text(json.dumps({"checked": time.time(), "latest": "99.0.0", "notified": 0.0, "notified_version": None}))
+            state.write_text(
+                json.dumps({"checked": time.time(), "latest": "99.0.0", "notified": 0.0, "notified_version": None})
+            )
             times["cached"].append(_timed(cmd, base))  # not due: no thread, the notice comes from the state file
     server.shutdown()
     off, checking, cached = (statistics.median(times[k]) for k in ("off", "checking", "cached"))
     print(f"whole command, update check off            {off * 1000:7.1f} ms")
     print(f"whole command, check due (thread started)  {checking * 1000:7.1f} ms   ({(checking - off) * 1000:+.1f} ms)")
-    print(f"whole command, notice from cached state    {cached * 1000:7.1f} ms   ({(cached - off) * 1000:+.1f} ms, the notice and its state write come at the end)")
+    print(
+        f"whole command, notice from cached state    {cached * 1000:7.1f} ms   ({(cached - off) * 1000:+.1f} ms, the notice and its state write come at the end)"
+    )
     begin_due, begin_cached = _begin_cost()
     print(f"before the command starts (begin), due     {begin_due * 1000:7.2f} ms")
     print(f"before the command starts (begin), cached  {begin_cached * 1000:7.2f} ms")

@@ -30,17 +30,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from claude_agent_sdk import InMemorySessionStore  # noqa: E402
+from claude_agent_sdk import InMemorySessionStore
 
-from flower_resilience import Resilience, ResilienceEvent, resilient_query, wait_online  # noqa: E402
-from harness import Outage, ScriptedServer, Text, bash  # noqa: E402
-from harness.agent import agent_options  # noqa: E402
+from flower_resilience import Resilience, ResilienceEvent, resilient_query, wait_online
+from harness import Outage, ScriptedServer, Text, bash
+from harness.agent import agent_options
 
 
 class OldSchedule(Resilience):
@@ -49,8 +48,9 @@ class OldSchedule(Resilience):
     def probe_wait(self, failed: int) -> float:
         return self.probe_interval
 
-    def retry_wait(self, attempt: int, hint: float | None = None, *, offline_for: float | None = None,
-                   pushback: bool = False) -> float:
+    def retry_wait(
+        self, attempt: int, hint: float | None = None, *, offline_for: float | None = None, pushback: bool = False
+    ) -> float:
         return self.backoff(attempt, hint)
 
 
@@ -152,7 +152,9 @@ def _closed_port() -> tuple[str, int]:
 async def virtual_hour(name: str, seed: int) -> list[float]:
     """When the probes of a 60-minute outage happen (real probes of a closed port, sleeps skipped)."""
     clock = _VirtualTime()
-    policy = type(POLICIES[name])(max_offline_wait=3600.0, sleep=clock.sleep, clock=clock.clock, rng=random.Random(seed).random)
+    policy = type(POLICIES[name])(
+        max_offline_wait=3600.0, sleep=clock.sleep, clock=clock.clock, rng=random.Random(seed).random
+    )
     assert not await wait_online(policy, target=_closed_port())
     return clock.probe_times
 
@@ -184,17 +186,21 @@ async def main() -> None:
             DISABLE_AUTOUPDATER="1",
         )
 
-        print("Part 1 - server back -> resumed request received (real binary, seconds; median (min-max) of "
-              f"{args.repeat} runs)")
+        print(
+            "Part 1 - server back -> resumed request received (real binary, seconds; median (min-max) of "
+            f"{args.repeat} runs)"
+        )
         print(f"{'outage':>6} | {'schedule':>8} | {'lag':>15} | {'probe':>15} | {'wait':>15} | {'start':>15} | probes")
         lags: dict[tuple[str, float], float] = {}
         for outage_s in outages:
             for name in ("new", "old"):
                 runs = [await recover(root, name, outage_s) for _ in range(args.repeat)]
                 lags[name, outage_s] = statistics.median(r.lag for r in runs)
-                print(f"{outage_s:>5g}s | {name:>8} | {_fmt([r.lag for r in runs]):>15} | {_fmt([r.probe for r in runs]):>15} | "
-                      f"{_fmt([r.wait for r in runs]):>15} | {_fmt([r.start for r in runs]):>15} | "
-                      f"{'/'.join(str(r.probes) for r in runs)}")
+                print(
+                    f"{outage_s:>5g}s | {name:>8} | {_fmt([r.lag for r in runs]):>15} | {_fmt([r.probe for r in runs]):>15} | "
+                    f"{_fmt([r.wait for r in runs]):>15} | {_fmt([r.start for r in runs]):>15} | "
+                    f"{'/'.join(str(r.probes) for r in runs)}"
+                )
         for outage_s in outages:
             print(f"  {outage_s:g} s outage: new lag / old lag = {lags['new', outage_s] / lags['old', outage_s]:.2f}")
 
@@ -202,6 +208,7 @@ async def main() -> None:
         hours = {name: [await virtual_hour(name, seed) for seed in range(5)] for name in ("new", "old")}
         print(f"{'schedule':>8} | {'minute 1':>8} | {'minute 2':>8} | {'per minute, 3-60':>16} | {'60 min total':>12}")
         for name, runs in hours.items():
+
             def in_minute(times: list[float], m: int) -> int:
                 return sum(m * 60 <= t < (m + 1) * 60 for t in times)
 
@@ -209,12 +216,16 @@ async def main() -> None:
             second = [in_minute(t, 1) for t in runs]
             steady = [sum(in_minute(t, m) for m in range(2, 60)) / 58 for t in runs]
             total = [len(t) for t in runs]
-            print(f"{name:>8} | {'/'.join(map(str, sorted(set(first)))):>8} | {'/'.join(map(str, sorted(set(second)))):>8} | "
-                  f"{max(steady):>16.2f} | {'/'.join(map(str, sorted(set(total)))):>12}")
+            print(
+                f"{name:>8} | {'/'.join(map(str, sorted(set(first)))):>8} | {'/'.join(map(str, sorted(set(second)))):>8} | "
+                f"{max(steady):>16.2f} | {'/'.join(map(str, sorted(set(total)))):>12}"
+            )
         if args.long > 0:
             counts = {name: await long_outage(root, name, args.long) for name in ("new", "old")}
-            print(f"real binary, the first {args.long:g} s of an outage (max_offline_wait={args.long:g}): "
-                  f"new {counts['new']} probes, old {counts['old']} (the final probe at the deadline included)")
+            print(
+                f"real binary, the first {args.long:g} s of an outage (max_offline_wait={args.long:g}): "
+                f"new {counts['new']} probes, old {counts['old']} (the final probe at the deadline included)"
+            )
 
 
 if __name__ == "__main__":

@@ -48,11 +48,20 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
+
 from flower_stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, SqliteSessionStore, TrimPolicy
 
 SESSION = str(uuid.UUID(int=1))
 BATCH = 100
-COMMON = {"userType": "external", "entrypoint": "sdk-py", "cwd": "/home/dev/project", "sessionId": SESSION, "version": "2.1.332", "gitBranch": "main", "isSidechain": False}
+COMMON = {
+    "userType": "external",
+    "entrypoint": "sdk-py",
+    "cwd": "/home/dev/project",
+    "sessionId": SESSION,
+    "version": "2.1.332",
+    "gitBranch": "main",
+    "isSidechain": False,
+}
 USAGE = {
     "input_tokens": 12,
     "cache_creation_input_tokens": 512,
@@ -61,7 +70,15 @@ USAGE = {
     "service_tier": "standard",
     "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 512},
 }
-GLANCES = ["git status", "git status --short", "git diff --stat", "ls -la", "git log --oneline -10", "ls src", "git branch -vv"]
+GLANCES = [
+    "git status",
+    "git status --short",
+    "git diff --stat",
+    "ls -la",
+    "git log --oneline -10",
+    "ls src",
+    "git branch -vv",
+]
 WORDS = "the of and session store entry result tool model context trim spill glance resume prune heal".split()
 
 
@@ -78,7 +95,13 @@ def _text(rng: random.Random, size: int) -> str:
 # Text sizes (min, max) per shape: "big" averages ~2 KB an entry like a real long session, "small" a few hundred
 # bytes (the entry envelope — ids, cwd, usage — is most of it), where per-entry overheads dominate.
 SIZES = {
-    "big": {"glance": (150, 1200), "tests": (5_000, 20_000), "read": (400, 1800), "reply": (100, 600), "prompt": (50, 300)},
+    "big": {
+        "glance": (150, 1200),
+        "tests": (5_000, 20_000),
+        "read": (400, 1800),
+        "reply": (100, 600),
+        "prompt": (50, 300),
+    },
     "small": {"glance": (20, 120), "tests": (100, 300), "read": (40, 200), "reply": (20, 100), "prompt": (10, 60)},
 }
 
@@ -97,18 +120,49 @@ def synthetic_session(n_entries: int, seed: int = 7, shape: str = "big") -> list
         counter += 1
         if chain:
             uid = str(uuid.UUID(int=counter, version=4))
-            entry = {"parentUuid": leaf, **entry, "uuid": uid, "timestamp": f"2026-01-01T00:{counter // 3600 % 60:02d}:{counter // 60 % 60:02d}.000Z", **COMMON}
+            entry = {
+                "parentUuid": leaf,
+                **entry,
+                "uuid": uid,
+                "timestamp": f"2026-01-01T00:{counter // 3600 % 60:02d}:{counter // 60 % 60:02d}.000Z",
+                **COMMON,
+            }
             leaf = uid
         entries.append(entry)
 
     def call(name: str, tool_input: dict[str, Any]) -> str:
         tool_id = f"toolu_{counter:08d}"
-        message = {"id": f"msg_{counter:08d}", "type": "message", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}], "stop_reason": "tool_use", "usage": USAGE}
+        message = {
+            "id": f"msg_{counter:08d}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-5-5",
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+            "stop_reason": "tool_use",
+            "usage": USAGE,
+        }
         add({"type": "assistant", "message": message, "requestId": f"req_{counter:08d}"})
         return tool_id
 
     def result(tool_id: str, content: str, **extra: Any) -> None:
-        add({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": bool(extra.get("is_error"))}]}, "toolUseResult": {"stdout": content, "stderr": "", "interrupted": False}, **extra})
+        add(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "tool_use_id": tool_id,
+                            "type": "tool_result",
+                            "content": content,
+                            "is_error": bool(extra.get("is_error")),
+                        }
+                    ],
+                },
+                "toolUseResult": {"stdout": content, "stderr": "", "interrupted": False},
+                **extra,
+            }
+        )
 
     add({"type": "user", "message": {"role": "user", "content": "Work through the backlog."}})
     # One round adds at most 3 entries; stop 5 short, then pad with prompts so the count is exact.
@@ -117,19 +171,58 @@ def synthetic_session(n_entries: int, seed: int = 7, shape: str = "big") -> list
         if roll < 0.42:
             result(call("Bash", {"command": rng.choice(GLANCES)}), _text(rng, size["glance"]()))
         elif roll < 0.495:
-            result(call("Bash", {"command": f"pytest -x tests/test_{rng.randint(1, 80)}.py"}), _text(rng, size["tests"]()))
+            result(
+                call("Bash", {"command": f"pytest -x tests/test_{rng.randint(1, 80)}.py"}), _text(rng, size["tests"]())
+            )
         elif roll < 0.77:
-            result(call("Read", {"file_path": f"/home/dev/project/src/m{rng.randint(1, 200)}.py"}), _text(rng, size["read"]()))
+            result(
+                call("Read", {"file_path": f"/home/dev/project/src/m{rng.randint(1, 200)}.py"}),
+                _text(rng, size["read"]()),
+            )
         elif roll < 0.87:
-            add({"type": "assistant", "message": {"id": f"msg_{counter:08d}", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "text", "text": _text(rng, size["reply"]())}], "usage": USAGE}})
+            add(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": f"msg_{counter:08d}",
+                        "role": "assistant",
+                        "model": "claude-opus-5-5",
+                        "content": [{"type": "text", "text": _text(rng, size["reply"]())}],
+                        "usage": USAGE,
+                    },
+                }
+            )
         elif roll < 0.92:
             tool_id = call("Bash", {"command": f"rm -rf build/{rng.randint(1, 9)}"})
-            result(tool_id, "Permission to use Bash has been denied.", is_error=True, toolDenialKind="permission-rule", permissionDecision={"decision": "reject", "source": "config"})
+            result(
+                tool_id,
+                "Permission to use Bash has been denied.",
+                is_error=True,
+                toolDenialKind="permission-rule",
+                permissionDecision={"decision": "reject", "source": "config"},
+            )
         elif roll < 0.94:
-            add({"type": "assistant", "isApiErrorMessage": True, "error": "server_error", "message": {"model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "API Error: Connection dropped (ECONNRESET)."}], "usage": {"input_tokens": 0, "output_tokens": 0}}})
+            add(
+                {
+                    "type": "assistant",
+                    "isApiErrorMessage": True,
+                    "error": "server_error",
+                    "message": {
+                        "model": "<synthetic>",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "API Error: Connection dropped (ECONNRESET)."}],
+                        "usage": {"input_tokens": 0, "output_tokens": 0},
+                    },
+                }
+            )
         elif roll < 0.95:
             tool_id = call("Bash", {"command": "make long-job"})
-            result(tool_id, "The user doesn't want to proceed with this tool use. STOP what you are doing and wait for the user.", is_error=True, toolDenialKind="user-rejected")
+            result(
+                tool_id,
+                "The user doesn't want to proceed with this tool use. STOP what you are doing and wait for the user.",
+                is_error=True,
+                toolDenialKind="user-rejected",
+            )
         else:
             add({"type": "user", "message": {"role": "user", "content": _text(rng, size["prompt"]())}})
         if rng.random() < 0.05:
@@ -143,7 +236,11 @@ def synthetic_session(n_entries: int, seed: int = 7, shape: str = "big") -> list
 
 def fed_back_bytes(entries: list[dict[str, Any]]) -> int:
     """Bytes of what the model is sent: the ``message`` of user/assistant entries."""
-    return sum(len(json.dumps(e["message"], ensure_ascii=False)) for e in entries if e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict))
+    return sum(
+        len(json.dumps(e["message"], ensure_ascii=False))
+        for e in entries
+        if e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict)
+    )
 
 
 def _floor_db(path: Path) -> sqlite3.Connection:
@@ -151,7 +248,9 @@ def _floor_db(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT, payload TEXT NOT NULL, PRIMARY KEY (store_key, seq))")
+    db.execute(
+        "CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT, payload TEXT NOT NULL, PRIMARY KEY (store_key, seq))"
+    )
     db.execute("CREATE UNIQUE INDEX entries_uid ON entries(store_key, uid) WHERE uid IS NOT NULL")
     return db
 
@@ -218,7 +317,9 @@ def _sqlite_floor(tmp: Path, batches: list[list[dict[str, Any]]]) -> float:
         db.close()
 
 
-BACKENDS = [Backend("sqlite", lambda tmp: SqliteSessionStore(tmp / "sessions.db"), _sqlite_floor, lambda store: store.close())]
+BACKENDS = [
+    Backend("sqlite", lambda tmp: SqliteSessionStore(tmp / "sessions.db"), _sqlite_floor, lambda store: store.close())
+]
 KEY: Any = {"project_key": "-home-dev-project", "session_id": SESSION}
 
 
@@ -239,7 +340,7 @@ def bench_append(backend: Backend, batches: Batches, tmp: Path, rounds: int) -> 
     ours_t, floor_t = [], []
     for r in range(rounds):
         store = backend.open_store(tmp / f"{backend.name}-ours-{r}")
-        ours_t.append(_timed(lambda: _append_all(backend, store, batches)))
+        ours_t.append(_timed(lambda store=store: _append_all(backend, store, batches)))
         backend.close(store)
         if backend.floor is not None:
             floor_t.append(backend.floor(tmp / f"{backend.name}-floor-{r}", batches))
@@ -252,7 +353,9 @@ def bench_load(backend: Backend, batches: Batches, tmp: Path, rounds: int) -> di
     store = backend.open_store(tmp / f"{backend.name}-load")
     _append_all(backend, store, batches)
     workspace = tmp / f"{backend.name}-ws"
-    layered = PruningSessionStore(store, workspace, policy=TrimPolicy(), ephemeral=EphemeralPolicy(), prune=PrunePolicy())
+    layered = PruningSessionStore(
+        store, workspace, policy=TrimPolicy(), ephemeral=EphemeralPolicy(), prune=PrunePolicy()
+    )
 
     async def load(s: Any) -> Any:
         return await s.load(KEY)
@@ -292,7 +395,9 @@ def run_shape(shape: str, n_entries: int, tmp: Path, rounds: int) -> None:
     session = synthetic_session(n_entries, shape=shape)
     raw_bytes = sum(len(json.dumps(e, ensure_ascii=False)) for e in session)
     batches = [session[i : i + BATCH] for i in range(0, len(session), BATCH)]
-    print(f"\n== {shape} entries: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON ({raw_bytes / len(session):,.0f} B/entry), {len(batches)} batches of {BATCH}")
+    print(
+        f"\n== {shape} entries: {len(session):,} entries, {raw_bytes / 1e6:.1f} MB as JSON ({raw_bytes / len(session):,.0f} B/entry), {len(batches)} batches of {BATCH}"
+    )
     for backend in BACKENDS:
         n = len(session)
         ours, floor = bench_append(backend, batches, tmp / shape, rounds)
@@ -312,7 +417,9 @@ def run_shape(shape: str, n_entries: int, tmp: Path, rounds: int) -> None:
                 f" speed ours/floor = {loads['floor'] / loads['raw']:.2f} (goal >= {backend.goal})"
             )
         raw_fed, fed = loads["fed"]
-        print(f"  {backend.name:8} resume  {loads['report']}; the model is sent {fed / raw_fed:.1%} of the raw transcript's message bytes")
+        print(
+            f"  {backend.name:8} resume  {loads['report']}; the model is sent {fed / raw_fed:.1%} of the raw transcript's message bytes"
+        )
 
 
 def main() -> None:
@@ -320,9 +427,14 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shape", choices=[*SIZES, "all"], default="all")
-    parser.add_argument("--pg-url", help="PostgreSQL server for the PostgreSQL rows [default: $FLOWER_TEST_PG_URL or a throw-away cluster]")
+    parser.add_argument(
+        "--pg-url",
+        help="PostgreSQL server for the PostgreSQL rows [default: $FLOWER_TEST_PG_URL or a throw-away cluster]",
+    )
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported here, not at the top: tests load this file by path
+    sys.path.insert(
+        0, str(Path(__file__).resolve().parent)
+    )  # imported here, not at the top: tests load this file by path
     from stores_postgres import PostgresRows
 
     pg = PostgresRows.start(args.pg_url)
@@ -332,7 +444,9 @@ def main() -> None:
     else:
         print(f"PostgreSQL rows skipped: {pg}")
     try:
-        with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:  # hundreds of MB of databases: never leave them
+        with tempfile.TemporaryDirectory(
+            prefix="flower-bench-"
+        ) as tmp:  # hundreds of MB of databases: never leave them
             for shape in SIZES if args.shape == "all" else [args.shape]:
                 (Path(tmp) / shape).mkdir()
                 run_shape(shape, args.entries, Path(tmp) / shape, args.rounds)

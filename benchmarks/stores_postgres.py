@@ -90,7 +90,9 @@ class ReferenceFloor:
     def append_all_sync(self, key: Any, batches: Batches) -> None:
         async def go() -> None:
             for batch in batches:
-                await self.pool.execute(_REF_INSERT, key["project_key"], key["session_id"], "", [json.dumps(e) for e in batch])
+                await self.pool.execute(
+                    _REF_INSERT, key["project_key"], key["session_id"], "", [json.dumps(e) for e in batch]
+                )
 
         self._run(go())
 
@@ -151,6 +153,7 @@ class PostgresRows:
 
     def _fresh_store(self, _tmp: Path) -> Any:
         import psycopg
+
         from flower_stores import PostgresSessionStore
 
         schema = f"flower_bench_{next(self._schemas)}"

@@ -21,11 +21,11 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from claude_agent_sdk import InMemorySessionStore, project_key_for_directory  # noqa: E402
+from claude_agent_sdk import InMemorySessionStore, project_key_for_directory
 
-from flower_workbench import Workbench, spill_guard  # noqa: E402
-from harness import ScriptedServer, Text, bash, result_text  # noqa: E402
-from harness.agent import agent_options, collect, final_result  # noqa: E402
+from flower_workbench import Workbench, spill_guard
+from harness import ScriptedServer, Text, bash, result_text
+from harness.agent import agent_options, collect, final_result
 
 SIZES = (5_000, 10_000, 50_000)
 
@@ -43,10 +43,14 @@ async def one(root: Path, chars: int, guarded: bool) -> dict[str, Any]:
         server.script(bash(command(chars)), Text("ok"))
         store = InMemorySessionStore()
         hooks = {"PostToolUse": [spill_guard(Workbench(workspace))]} if guarded else {}
-        messages = await collect("go", agent_options(workspace, hooks=hooks, session_store=store, session_store_flush="eager"))
+        messages = await collect(
+            "go", agent_options(workspace, hooks=hooks, session_store=store, session_store_flush="eager")
+        )
         result = final_result(messages)
         follow_up = server.message_requests[1]
-        entries = await store.load({"project_key": project_key_for_directory(str(workspace)), "session_id": result.session_id})  # type: ignore[arg-type]
+        entries = await store.load(
+            {"project_key": project_key_for_directory(str(workspace)), "session_id": result.session_id}
+        )  # type: ignore[arg-type]
     stored = next(e for e in entries or [] if e.get("type") == "user" and "toolUseResult" in e)
     return {
         "fed": len(result_text(follow_up.tool_results()[-1])),

@@ -131,6 +131,7 @@ def pg_store(pg_url: str) -> Iterator[Callable[..., Any]]:
     """``make()`` opens a `PostgresSessionStore` on a schema of its own (a fresh, empty store per call), on the
     test server; every store is closed and every schema dropped when the test ends."""
     import psycopg
+
     from flower_stores import PostgresSessionStore
 
     made: list[Any] = []

@@ -27,7 +27,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -54,7 +53,9 @@ def find_bindir() -> Path | None:
     pg_config = shutil.which("pg_config")
     if pg_config:
         try:
-            out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+            out = subprocess.run(
+                [pg_config, "--bindir"], capture_output=True, text=True, timeout=30, check=True
+            ).stdout.strip()
             candidates.append(Path(out))
         except (OSError, subprocess.SubprocessError):
             pass
@@ -84,7 +85,9 @@ def _owner() -> pwd.struct_passwd | None:
     try:
         return pwd.getpwnam("postgres")
     except KeyError:
-        raise ClusterError("running as root, but there is no `postgres` user to own the cluster; install Debian's `postgresql` package (it creates one)") from None
+        raise ClusterError(
+            "running as root, but there is no `postgres` user to own the cluster; install Debian's `postgresql` package (it creates one)"
+        ) from None
 
 
 @dataclass
@@ -108,7 +111,9 @@ class Cluster:
     def start(cls, root: Path | None = None, *, durable: bool = False, timeout: float = 120.0) -> Cluster:
         bindir = find_bindir()
         if bindir is None:
-            raise ClusterError("no PostgreSQL server binaries (initdb, pg_ctl) on this machine; install them with `apt-get install postgresql`")
+            raise ClusterError(
+                "no PostgreSQL server binaries (initdb, pg_ctl) on this machine; install them with `apt-get install postgresql`"
+            )
         owner = _owner()
         if root is None:
             root = Path(tempfile.mkdtemp(prefix="flower-pg-", dir=None if owner is None else _reachable_tmp()))
@@ -121,8 +126,18 @@ class Cluster:
         cluster = cls(root, 0, password, bindir)
         cluster._run(
             [
-                str(bindir / "initdb"), "-D", str(cluster.data), "-U", USER, f"--pwfile={root / 'pwfile'}",
-                "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
+                str(bindir / "initdb"),
+                "-D",
+                str(cluster.data),
+                "-U",
+                USER,
+                f"--pwfile={root / 'pwfile'}",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
             ],
             timeout=timeout,
         )
@@ -132,42 +147,77 @@ class Cluster:
         for _ in range(5):
             cluster.port = _free_port()
             settings = [
-                "listen_addresses=127.0.0.1", f"port={cluster.port}", f"unix_socket_directories={cluster.root}",
-                "max_connections=200", "shared_buffers=64MB", *(() if durable else _FAST),
+                "listen_addresses=127.0.0.1",
+                f"port={cluster.port}",
+                f"unix_socket_directories={cluster.root}",
+                "max_connections=200",
+                "shared_buffers=64MB",
+                *(() if durable else _FAST),
             ]
             options = " ".join(f"-c {s}" for s in settings)
             try:
-                cluster._run([str(bindir / "pg_ctl"), "-D", str(cluster.data), "-l", str(root / "server.log"), "-o", options, "-w", "-t", str(int(timeout)), "start"], timeout=timeout + 10)
+                cluster._run(
+                    [
+                        str(bindir / "pg_ctl"),
+                        "-D",
+                        str(cluster.data),
+                        "-l",
+                        str(root / "server.log"),
+                        "-o",
+                        options,
+                        "-w",
+                        "-t",
+                        str(int(timeout)),
+                        "start",
+                    ],
+                    timeout=timeout + 10,
+                )
                 break
             except ClusterError as exc:
                 last = str(exc)
         else:
             cluster.remove()
             raise ClusterError(f"the PostgreSQL server did not start: {last}")
-        cluster._run([str(bindir / "createdb"), "-h", str(cluster.root), "-p", str(cluster.port), "-U", USER, DATABASE], timeout=timeout)
+        cluster._run(
+            [str(bindir / "createdb"), "-h", str(cluster.root), "-p", str(cluster.port), "-U", USER, DATABASE],
+            timeout=timeout,
+        )
         return cluster
 
     def _run(self, argv: list[str], *, timeout: float) -> None:
         owner = _owner()
         try:
             proc = subprocess.run(
-                argv, capture_output=True, text=True, timeout=timeout, cwd=self.root,
-                user=owner.pw_uid if owner else None, group=owner.pw_gid if owner else None, extra_groups=[] if owner else None,
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=self.root,
+                user=owner.pw_uid if owner else None,
+                group=owner.pw_gid if owner else None,
+                extra_groups=[] if owner else None,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ClusterError(f"{Path(argv[0]).name} failed: {exc}") from exc
         if proc.returncode != 0:
             log = self.root / "server.log"
             tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
-            raise ClusterError(f"{Path(argv[0]).name} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-1500:]} {tail}".strip())
+            raise ClusterError(
+                f"{Path(argv[0]).name} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-1500:]} {tail}".strip()
+            )
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its directory. Idempotent."""
         if (self.data / "postmaster.pid").exists():
             try:
-                self._run([str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop"], timeout=90)
+                self._run(
+                    [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop"],
+                    timeout=90,
+                )
             except ClusterError:
-                self._run([str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"], timeout=90)
+                self._run(
+                    [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"], timeout=90
+                )
         self.remove()
 
     def remove(self) -> None:
@@ -176,7 +226,9 @@ class Cluster:
     def __enter__(self) -> Cluster:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 
@@ -195,9 +247,13 @@ def _stop_dir(root: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pg_cluster.py", description="A throw-away PostgreSQL cluster for flower's tests.")
+    parser = argparse.ArgumentParser(
+        prog="pg_cluster.py", description="A throw-away PostgreSQL cluster for flower's tests."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    start = sub.add_parser("start", help="start one and print shell lines that export its URL and directory (use with eval)")
+    start = sub.add_parser(
+        "start", help="start one and print shell lines that export its URL and directory (use with eval)"
+    )
     start.add_argument("--durable", action="store_true", help="keep fsync on (for benchmarks)")
     stop = sub.add_parser("stop", help=f"stop the cluster in DIR (default ${DIR_VAR}) and remove it")
     stop.add_argument("dir", nargs="?", default=os.environ.get(DIR_VAR))
@@ -206,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "start":
             cluster = Cluster.start(durable=args.durable)
             print(f"export {URL_VAR}={shlex.quote(cluster.url)} {DIR_VAR}={shlex.quote(str(cluster.root))}")
-            print(f"started PostgreSQL on 127.0.0.1:{cluster.port} in {cluster.root}; stop it with: python3 tests/pg_cluster.py stop", file=sys.stderr)
+            print(
+                f"started PostgreSQL on 127.0.0.1:{cluster.port} in {cluster.root}; stop it with: python3 tests/pg_cluster.py stop",
+                file=sys.stderr,
+            )
         else:
             if not args.dir:
                 parser.error(f"give the cluster directory, or set {DIR_VAR}")

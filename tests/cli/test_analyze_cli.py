@@ -11,18 +11,26 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from flower_stores import SqliteSessionStore, TrimPolicy, trim
 
 from flower_cli.analyze import analyze_run, render_html, render_table
 from flower_cli.analyze.page import MAX_DOTS
 from flower_cli.analyze.transcript import thread_stats, trim_pointers
+from flower_stores import SqliteSessionStore, TrimPolicy, trim
 
 PK = "-tmp-ws"
 
 
 def flower(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
-    return subprocess.run([sys.executable, "-m", "flower_cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "flower_cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str], code: int, fragment: str) -> None:
@@ -32,20 +40,46 @@ def _one_line_error(done: subprocess.CompletedProcess[str], code: int, fragment:
     assert fragment in done.stderr
 
 
-def _assistant(mid: str, blocks: list[dict[str, Any]], *, input_tokens: int = 100, cache_read: int = 0, stamp: str = "2026-01-01T00:00:01Z") -> dict[str, Any]:
-    usage = {"input_tokens": input_tokens, "cache_read_input_tokens": cache_read, "cache_creation_input_tokens": 0, "output_tokens": 5}
-    return {"type": "assistant", "uuid": f"u-{mid}-{len(blocks)}", "timestamp": stamp, "message": {"id": mid, "model": "m", "role": "assistant", "content": blocks, "usage": usage}}
+def _assistant(
+    mid: str,
+    blocks: list[dict[str, Any]],
+    *,
+    input_tokens: int = 100,
+    cache_read: int = 0,
+    stamp: str = "2026-01-01T00:00:01Z",
+) -> dict[str, Any]:
+    usage = {
+        "input_tokens": input_tokens,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 5,
+    }
+    return {
+        "type": "assistant",
+        "uuid": f"u-{mid}-{len(blocks)}",
+        "timestamp": stamp,
+        "message": {"id": mid, "model": "m", "role": "assistant", "content": blocks, "usage": usage},
+    }
 
 
 def _user(content: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": "user", "timestamp": "2026-01-01T00:00:02Z", "message": {"role": "user", "content": content}, **extra}
+    return {
+        "type": "user",
+        "timestamp": "2026-01-01T00:00:02Z",
+        "message": {"role": "user", "content": content},
+        **extra,
+    }
 
 
 def _result(tool_id: str, text: str) -> dict[str, Any]:
     return _user([{"type": "tool_result", "tool_use_id": tool_id, "content": text}])
 
 
-async def _store(db: Path, sessions: dict[str, list[dict[str, Any]]], workers: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> None:
+async def _store(
+    db: Path,
+    sessions: dict[str, list[dict[str, Any]]],
+    workers: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
+) -> None:
     with SqliteSessionStore(db) as store:
         for sid, entries in sessions.items():
             await store.append({"project_key": PK, "session_id": sid}, entries)
@@ -60,10 +94,22 @@ def test_blocks_of_one_reply_are_one_turn_and_harness_entries_are_no_turns() -> 
     entries = [
         _user("do it"),
         _assistant("m1", [{"type": "text", "text": "Looking."}], input_tokens=1000, cache_read=3000),
-        _assistant("m1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}], input_tokens=1000, cache_read=3000),
+        _assistant(
+            "m1",
+            [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+            input_tokens=1000,
+            cache_read=3000,
+        ),
         _result("t1", "a\nb"),
-        {"type": "assistant", "isApiErrorMessage": True, "message": {"model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 500"}]}},
-        {"type": "assistant", "message": {"model": "<synthetic>", "content": [{"type": "text", "text": "No response requested."}]}},
+        {
+            "type": "assistant",
+            "isApiErrorMessage": True,
+            "message": {"model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 500"}]},
+        },
+        {
+            "type": "assistant",
+            "message": {"model": "<synthetic>", "content": [{"type": "text", "text": "No response requested."}]},
+        },
         _user("<system-reminder>ignore me</system-reminder>", isMeta=True),
         _user("continue where you stopped"),
         _user("<task-notification><result>worker said hi</result></task-notification>"),
@@ -84,12 +130,21 @@ def test_trim_pointers_are_read_from_the_layers_own_text(tmp_path: Path) -> None
     big = "x" * 5000
     entries: list[dict[str, Any]] = []
     for n in range(3):
-        entries += [_assistant(f"m{n}", [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {}}]), _result(f"t{n}", big + str(n))]
+        entries += [
+            _assistant(f"m{n}", [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {}}]),
+            _result(f"t{n}", big + str(n)),
+        ]
     trimmed = trim(entries, TrimPolicy(keep_recent=1), tmp_path, write_spill=False)
     assert trimmed.report.trimmed == 2
     stats = thread_stats("main", trimmed.entries)
     assert stats.trimmed == 2
-    pointer_lengths = [len(b["content"]) for e in trimmed.entries if e["type"] == "user" for b in e["message"]["content"] if len(b["content"]) < 5000]
+    pointer_lengths = [
+        len(b["content"])
+        for e in trimmed.entries
+        if e["type"] == "user"
+        for b in e["message"]["content"]
+        if len(b["content"]) < 5000
+    ]
     assert stats.trimmed_kept_out == sum(5001 - n for n in pointer_lengths)
     assert trim_pointers("no pointer here") == []
 
@@ -99,10 +154,25 @@ def test_trim_pointers_are_read_from_the_layers_own_text(tmp_path: Path) -> None
 
 def test_a_store_and_manifest_made_by_hand_give_steps_sessions_handoffs_and_costs(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs"
-    first = [_user("start"), _assistant("a1", [{"type": "text", "text": "one"}], input_tokens=9000, stamp="2026-01-01T00:00:01Z")]
-    second = [_user("handoff document"), _assistant("b1", [{"type": "text", "text": "two"}], input_tokens=1500, stamp="2026-01-01T00:00:05Z")]
-    worker = [_user("sub task"), _assistant("w1", [{"type": "tool_use", "id": "x", "name": "Bash", "input": {"command": "pwd"}}], stamp="2026-01-01T00:00:03Z")]
-    anyio.run(_store, run_dir / "sessions.db", {"s-old": first, "s-new": second}, {"s-old": {"subagents/agent-w": worker}})
+    first = [
+        _user("start"),
+        _assistant("a1", [{"type": "text", "text": "one"}], input_tokens=9000, stamp="2026-01-01T00:00:01Z"),
+    ]
+    second = [
+        _user("handoff document"),
+        _assistant("b1", [{"type": "text", "text": "two"}], input_tokens=1500, stamp="2026-01-01T00:00:05Z"),
+    ]
+    worker = [
+        _user("sub task"),
+        _assistant(
+            "w1",
+            [{"type": "tool_use", "id": "x", "name": "Bash", "input": {"command": "pwd"}}],
+            stamp="2026-01-01T00:00:03Z",
+        ),
+    ]
+    anyio.run(
+        _store, run_dir / "sessions.db", {"s-old": first, "s-new": second}, {"s-old": {"subagents/agent-w": worker}}
+    )
     row = {
         "step": "work", "run": "r1", "ok": True, "session_id": "s-new", "retired": ["s-old"], "cost_usd": 0.5, "num_turns": 2,
         "attempts": 1, "errors": [], "resumed": False, "interrupts": 0, "context": 9000,
@@ -143,7 +213,9 @@ def test_a_long_session_is_drawn_as_a_line_and_a_short_sparkline(tmp_path: Path)
 def test_a_run_without_transcripts_still_renders(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs"
     run_dir.mkdir()
-    (run_dir / "manifest.json").write_text(json.dumps([{"step": "s", "ok": False, "error": "boom", "cost_usd": 0.1, "attempts": 3}]))
+    (run_dir / "manifest.json").write_text(
+        json.dumps([{"step": "s", "ok": False, "error": "boom", "cost_usd": 0.1, "attempts": 3}])
+    )
     report = analyze_run(run_dir)
     assert report.steps[0].retries == 2 and not report.sessions
     assert "no main-thread turns recorded" in render_html(report)
@@ -152,7 +224,9 @@ def test_a_run_without_transcripts_still_renders(tmp_path: Path) -> None:
 
 def test_default_run_dir_json_and_html(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    anyio.run(_store, ws / "runs" / "sessions.db", {"s1": [_user("hi"), _assistant("a", [{"type": "text", "text": "yo"}])]})
+    anyio.run(
+        _store, ws / "runs" / "sessions.db", {"s1": [_user("hi"), _assistant("a", [{"type": "text", "text": "yo"}])]}
+    )
     table = flower("analyze", cwd=ws)
     assert table.returncode == 0, table.stderr
     assert "no manifest.json" in table.stdout and "s1" in table.stdout
@@ -166,7 +240,9 @@ def test_no_run_dir_is_a_usage_error(tmp_path: Path) -> None:
     _one_line_error(flower("analyze", str(tmp_path / "nowhere"), cwd=tmp_path), 2, "no run dir at")
     _one_line_error(flower("analyze", cwd=tmp_path), 2, "no run dir at")
     (tmp_path / "empty").mkdir()
-    _one_line_error(flower("analyze", str(tmp_path / "empty"), cwd=tmp_path), 2, "holds neither sessions.db nor manifest.json")
+    _one_line_error(
+        flower("analyze", str(tmp_path / "empty"), cwd=tmp_path), 2, "holds neither sessions.db nor manifest.json"
+    )
     assert list((tmp_path / "empty").iterdir()) == []
 
 
@@ -194,5 +270,9 @@ def test_html_into_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs"
     run_dir.mkdir()
     (run_dir / "manifest.json").write_text("[]")
-    _one_line_error(flower("analyze", str(run_dir), "--html", str(tmp_path / "no" / "page.html"), cwd=tmp_path), 2, "is not a directory")
+    _one_line_error(
+        flower("analyze", str(run_dir), "--html", str(tmp_path / "no" / "page.html"), cwd=tmp_path),
+        2,
+        "is not a directory",
+    )
     assert not (tmp_path / "no").exists()

@@ -64,7 +64,12 @@ def test_context_holds_the_brief_the_goal_and_the_recent_lines_in_order(tmp_path
     text = aside_context(_notes(tmp_path), ["first step", "", "second\nstep"])
     assert text.index("<brief>") < text.index("A ledger.") < text.index("</brief>")
     assert text.index("</brief>") < text.index("<goal>") < text.index("It stores.") < text.index("</goal>")
-    assert text.index("<recent_progress") < text.index("- first step") < text.index("- second step") < text.index("</recent_progress>")
+    assert (
+        text.index("<recent_progress")
+        < text.index("- first step")
+        < text.index("- second step")
+        < text.index("</recent_progress>")
+    )
 
 
 def test_context_says_what_is_missing(tmp_path: Path) -> None:

@@ -57,7 +57,11 @@ def test_the_originals_chinese_brief() -> None:
     assert brief.acceptance.splitlines()[0] == "1. `ledger add 12.5 午饭` 能记一笔,写进 ~/.ledger.csv"
     assert len(brief.acceptance.splitlines()) == 3
     assert brief.boundaries == "- 不做图形界面\n- 不做多用户、不联网同步"
-    assert brief.unknowns.splitlines() == ["- 假设：金额只有人民币", "假设用户会自己备份 CSV 文件", "- 未知：是否需要预算提醒(先不做)"]
+    assert brief.unknowns.splitlines() == [
+        "- 假设：金额只有人民币",
+        "假设用户会自己备份 CSV 文件",
+        "- 未知：是否需要预算提醒(先不做)",
+    ]
 
 
 def test_an_english_brief_with_bold_headings_and_same_line_bodies() -> None:
@@ -66,12 +70,28 @@ def test_an_english_brief_with_bold_headings_and_same_line_bodies() -> None:
     assert brief.goal.startswith("a command-line ledger") and "Goal-oriented design" in brief.goal
     assert brief.acceptance.count("\n") == 1
     assert brief.boundaries == "- No GUI."
-    assert brief.unknowns == "Assumptions we make about the user: they use bash.\nAssumption: amounts are in one currency."
+    assert (
+        brief.unknowns == "Assumptions we make about the user: they use bash.\nAssumption: amounts are in one currency."
+    )
 
 
 @pytest.mark.parametrize(
     "heading",
-    ["## 目标", "##目标", "**目标**", "目标:", "目标：", "3. 目标", "3、目标", "## Goal", "# GOAL", "**Goal:**", "1) Goal", "### Goal ###", "## 目标（一句话）"],
+    [
+        "## 目标",
+        "##目标",
+        "**目标**",
+        "目标:",
+        "目标：",
+        "3. 目标",
+        "3、目标",
+        "## Goal",
+        "# GOAL",
+        "**Goal:**",
+        "1) Goal",
+        "### Goal ###",
+        "## 目标（一句话）",
+    ],
 )
 def test_every_heading_form_is_read(heading: str) -> None:
     text = f"{heading}\n做一个 X\n\n## 验收标准\n能跑\n\n## 边界\n不做 Y\n\n## 未知与假设\n无"
@@ -80,7 +100,13 @@ def test_every_heading_form_is_read(heading: str) -> None:
 
 @pytest.mark.parametrize(
     ("line", "body"),
-    [("**目标**：做一个 X", "做一个 X"), ("目标: 做一个 X", "做一个 X"), ("3、目标：做一个 X", "做一个 X"), ("## Goal: make X", "make X"), ("**Goal** make X", "make X")],
+    [
+        ("**目标**：做一个 X", "做一个 X"),
+        ("目标: 做一个 X", "做一个 X"),
+        ("3、目标：做一个 X", "做一个 X"),
+        ("## Goal: make X", "make X"),
+        ("**Goal** make X", "make X"),
+    ],
 )
 def test_a_body_on_the_heading_line(line: str, body: str) -> None:
     assert Brief.parse(line).goal == body
@@ -138,7 +164,10 @@ def test_missing_names_the_empty_sections_in_order() -> None:
 
 
 def test_amendments_are_kept_apart_not_folded_into_unknowns() -> None:
-    text = CHINESE_BRIEF + "\n## 唤醒时追加(10:12:30)\n再加一个导出 CSV\n\n## 运行中补充（11:00:02）\n报表要按周\n## 目标\n这是人打的字,不是新目标\n"
+    text = (
+        CHINESE_BRIEF
+        + "\n## 唤醒时追加(10:12:30)\n再加一个导出 CSV\n\n## 运行中补充（11:00:02）\n报表要按周\n## 目标\n这是人打的字,不是新目标\n"
+    )
     brief = Brief.parse(text)
     assert brief.unknowns.endswith("是否需要预算提醒(先不做)")
     assert [(a.label, a.stamp) for a in brief.amendments] == [("唤醒时追加", "10:12:30"), ("运行中补充", "11:00:02")]
@@ -161,7 +190,9 @@ def test_load_reads_placeholders_as_empty_and_tolerates_missing_files(tmp_path: 
     assert Brief.load(tmp_path / "nope.md") == Brief()
     (tmp_path / "b.md").write_text(Brief(goal="X").to_markdown(), encoding="utf-8")
     assert Brief.load(tmp_path / "b.md").missing() == ["Acceptance criteria", "Boundaries", "Unknowns and assumptions"]
-    original = "# 需求确认书\n> 已冻结\n\n## 目标\n做 X\n\n## 验收标准\n(未填)\n\n## 边界\n(未填)\n\n## 未知与假设\n(未填)\n"
+    original = (
+        "# 需求确认书\n> 已冻结\n\n## 目标\n做 X\n\n## 验收标准\n(未填)\n\n## 边界\n(未填)\n\n## 未知与假设\n(未填)\n"
+    )
     (tmp_path / "需求.md").write_text(original, encoding="utf-8")
     assert Brief.load(tmp_path / "需求.md") == Brief(goal="做 X")
 
@@ -178,7 +209,9 @@ def test_load_keeps_code_a_person_pasted_into_an_amendment(tmp_path: Path) -> No
 def test_prompt_block_has_sections_then_amendments() -> None:
     brief = Brief(goal="g", acceptance="a", boundaries="", unknowns="u").with_amendment("more", now=0)
     block = brief.prompt_block()
-    assert block.startswith("## Goal\ng\n\n## Acceptance criteria\na\n\n## Unknowns and assumptions\nu\n\n## Added while running (")
+    assert block.startswith(
+        "## Goal\ng\n\n## Acceptance criteria\na\n\n## Unknowns and assumptions\nu\n\n## Added while running ("
+    )
     assert block.endswith(")\nmore")
 
 

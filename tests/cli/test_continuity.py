@@ -70,7 +70,8 @@ def test_a_lineage_from_another_workspace_is_not_used(dirs: tuple[Path, Path, Pa
 def test_the_originals_chinese_files_still_wake(dirs: tuple[Path, Path, Path]) -> None:
     workspace, notes, run_dir = dirs
     (notes / "需求.md").write_text(
-        "# 需求确认书\n\n## 目标\n记账\n\n## 验收标准\n能记\n\n## 边界\n不联网\n\n## 未知与假设\n只有人民币\n", encoding="utf-8"
+        "# 需求确认书\n\n## 目标\n记账\n\n## 验收标准\n能记\n\n## 边界\n不联网\n\n## 未知与假设\n只有人民币\n",
+        encoding="utf-8",
     )
     (notes / "目标.md").write_text("# 目标\n能记账\n\n# 判定清单\n- 能记一笔\n- 测试通过\n", encoding="utf-8")
     state = wake_state(notes, Lineage.open(run_dir, workspace))
@@ -97,7 +98,11 @@ def test_archive_for_new_moves_brief_goal_and_lineage(dirs: tuple[Path, Path, Pa
     assert sorted(p.name for p in archived.moved) == ["brief.md", "goal.md", "lineage.json"]
     for name, data in contents.items():
         assert (archived.folder / name).read_bytes() == data
-    assert not (notes / "brief.md").exists() and not (notes / "goal.md").exists() and not (run_dir / "lineage.json").exists()
+    assert (
+        not (notes / "brief.md").exists()
+        and not (notes / "goal.md").exists()
+        and not (run_dir / "lineage.json").exists()
+    )
     assert (run_dir / "sessions.db").read_bytes() == b"SQLite format 3\x00"  # old transcripts stay readable
     assert (notes / "qa-log.md").exists()
 
@@ -136,7 +141,10 @@ def test_the_wake_banner(isolated_home: Path) -> None:
     workspace = isolated_home / "projects" / "ledger"
     state = WakeState(True, Path("b"), Path("g"), checks=5, woke=2)
     banner = wake_banner(state, workspace, context=48_213)
-    assert banner == "<- Picking up where it stopped in ~/projects/ledger · brief confirmed · goal: 5 checks · work context 48.2K · wake #3"
+    assert (
+        banner
+        == "<- Picking up where it stopped in ~/projects/ledger · brief confirmed · goal: 5 checks · work context 48.2K · wake #3"
+    )
     bare = wake_banner(WakeState(True, Path("b"), Path("g"), checks=0, woke=0), "/srv/x")
     assert bare == "<- Picking up where it stopped in /srv/x · brief confirmed · wake #1"
     assert "goal: 1 check ·" in wake_banner(WakeState(True, Path("b"), Path("g"), 1, 0), "/srv/x")

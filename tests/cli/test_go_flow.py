@@ -36,8 +36,18 @@ class Replay:
         self.answers = answers
         self.calls: list[tuple[str, str, str | None]] = []
 
-    async def run(self, spec: Any, prompt: str, *, step_name: str | None = None, resume: str | None = None, fork: bool = False,
-                  resume_at: str | None = None, on_event: Any = None, on_session: Callable[[str], Any] | None = None) -> StepResult:
+    async def run(
+        self,
+        spec: Any,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: Any = None,
+        on_session: Callable[[str], Any] | None = None,
+    ) -> StepResult:
         name = step_name or spec.name
         self.calls.append((name, prompt, resume))
         key = "judge" if "·judge#" in name else name.split("#")[0]
@@ -49,8 +59,14 @@ class Replay:
         return False
 
 
-def run_flow(tmp_path: Path, answers: dict[str, list[str]], *, settings: GoSettings | None = None, answer: Callable[[HumanChannel], None] | None = None,
-             timeout_s: float | None = 0) -> tuple[dict[str, Any], Replay, HumanChannel]:
+def run_flow(
+    tmp_path: Path,
+    answers: dict[str, list[str]],
+    *,
+    settings: GoSettings | None = None,
+    answer: Callable[[HumanChannel], None] | None = None,
+    timeout_s: float | None = 0,
+) -> tuple[dict[str, Any], Replay, HumanChannel]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     wb = go_workbench(ws)
@@ -70,9 +86,16 @@ def run_flow(tmp_path: Path, answers: dict[str, list[str]], *, settings: GoSetti
 
 
 def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(tmp_path, {
-        "clarify": [BRIEF], "goal": [GOAL], "work": ["r1", "r2"], "judge": [verdict("not yet", "GAP-1"), verdict("not yet", "GAP-2")],
-    }, settings=GoSettings(ask="x", rounds=2))
+    ctx, runner, _ = run_flow(
+        tmp_path,
+        {
+            "clarify": [BRIEF],
+            "goal": [GOAL],
+            "work": ["r1", "r2"],
+            "judge": [verdict("not yet", "GAP-1"), verdict("not yet", "GAP-2")],
+        },
+        settings=GoSettings(ask="x", rounds=2),
+    )
     assert [c[0] for c in runner.calls] == ["clarify", "goal", "work", "work·judge#1", "work#round2", "work·judge#2"]
     assert runner.calls[4][2] == "sid-work" and "GAP-1" in runner.calls[4][1]
     assert ctx["_failed_at"] == "work" and ctx["_verdict"].reason == "GAP-2"
@@ -81,22 +104,29 @@ def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(
 
 
 def test_an_incomplete_brief_is_sent_back_naming_what_is_missing(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(tmp_path, {"clarify": ["## Goal\nonly a goal", BRIEF]}, settings=GoSettings(ask="x", clarify_only=True))
+    ctx, runner, _ = run_flow(
+        tmp_path, {"clarify": ["## Goal\nonly a goal", BRIEF]}, settings=GoSettings(ask="x", clarify_only=True)
+    )
     assert [c[0] for c in runner.calls] == ["clarify", "clarify#round2"]
     assert "Acceptance criteria" in runner.calls[1][1] and "_failed_at" not in ctx
 
 
 def test_unreachable_and_nobody_answers_aborts_with_the_reason(tmp_path: Path) -> None:
-    ctx, runner, channel = run_flow(tmp_path, {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1"], "judge": [verdict("unreachable", "NEEDS-A-MAC")]})
+    ctx, runner, channel = run_flow(
+        tmp_path, {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1"], "judge": [verdict("unreachable", "NEEDS-A-MAC")]}
+    )
     assert ctx["_failed_at"] == "work" and "NEEDS-A-MAC" in ctx["_aborted"] and "nobody answered" in ctx["_aborted"]
     assert [a.state for a in channel.asks] == ["timeout"]
 
 
-@pytest.mark.parametrize(("reply", "achieved", "fed_back"), [
-    ("1", True, None),
-    ("3", False, "judge is wrong"),
-    ("it works on Linux too", False, "it works on Linux too"),
-])
+@pytest.mark.parametrize(
+    ("reply", "achieved", "fed_back"),
+    [
+        ("1", True, None),
+        ("3", False, "judge is wrong"),
+        ("it works on Linux too", False, "it works on Linux too"),
+    ],
+)
 def test_unreachable_answers(tmp_path: Path, reply: str, achieved: bool, fed_back: str | None) -> None:
     def person(channel: HumanChannel) -> None:
         from flower_cli.routing import Answer, route_line
@@ -105,7 +135,12 @@ def test_unreachable_answers(tmp_path: Path, reply: str, achieved: bool, fed_bac
         assert isinstance(route, Answer)
         channel.answer(route.id, route.text)
 
-    answers = {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1", "r2"], "judge": [verdict("unreachable", "NEEDS-A-MAC"), verdict("achieved")]}
+    answers = {
+        "clarify": [BRIEF],
+        "goal": [GOAL],
+        "work": ["r1", "r2"],
+        "judge": [verdict("unreachable", "NEEDS-A-MAC"), verdict("achieved")],
+    }
     ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
     assert "_failed_at" not in ctx
     if achieved:
@@ -124,7 +159,12 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
         assert isinstance(route, Answer)
         channel.answer(route.id, route.text)
 
-    answers = {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1", "r2"], "judge": [verdict("unreachable"), verdict("achieved")]}
+    answers = {
+        "clarify": [BRIEF],
+        "goal": [GOAL],
+        "work": ["r1", "r2"],
+        "judge": [verdict("unreachable"), verdict("achieved")],
+    }
     ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
     assert "_failed_at" not in ctx
     goal = Goal.load(tmp_path / "ws" / ".flower" / "notes" / "goal.md")
@@ -146,8 +186,15 @@ def test_a_wake_sentence_derives_the_goal_again_and_reaches_the_work_session(tmp
     Brief.parse(BRIEF).write(notes / "brief.md")
     Goal.parse(GOAL).write(notes / "goal.md")
     Brief.amend(notes / "brief.md", "also a README", "Added at wake")
-    ctx, runner, _ = run_flow(tmp_path, {"goal": [GOAL.replace("- hello.txt exists", "- hello.txt exists\n- README.md exists")], "work": ["r1"],
-                                         "judge": [verdict("achieved")]}, settings=GoSettings(ask="also a README", amended=True))
+    ctx, runner, _ = run_flow(
+        tmp_path,
+        {
+            "goal": [GOAL.replace("- hello.txt exists", "- hello.txt exists\n- README.md exists")],
+            "work": ["r1"],
+            "judge": [verdict("achieved")],
+        },
+        settings=GoSettings(ask="also a README", amended=True),
+    )
     assert [c[0] for c in runner.calls] == ["goal", "work", "work·judge#1"]
     assert "also a README" in runner.calls[0][1]
     assert len(Goal.load(notes / "goal.md").checks) == 2
@@ -175,7 +222,9 @@ class _Runtime:
         self.interrupted.append(message)
 
 
-def _driver(json_mode: bool = False, interactive: bool = True) -> tuple[GoDriver, _Runtime, HumanChannel, list[Event], Any]:
+def _driver(
+    json_mode: bool = False, interactive: bool = True
+) -> tuple[GoDriver, _Runtime, HumanChannel, list[Event], Any]:
     import io
 
     runtime = _Runtime()
@@ -183,7 +232,9 @@ def _driver(json_mode: bool = False, interactive: bool = True) -> tuple[GoDriver
     events: list[Event] = []
     screen = io.StringIO()
     view = Renderer(screen, color=False)
-    driver = GoDriver(runtime, channel, view=view, sink=events.append, json_mode=json_mode, interactive=interactive, stdin_fd=0)  # type: ignore[arg-type]
+    driver = GoDriver(
+        runtime, channel, view=view, sink=events.append, json_mode=json_mode, interactive=interactive, stdin_fd=0
+    )  # type: ignore[arg-type]
     return driver, runtime, channel, events, screen
 
 
@@ -222,13 +273,15 @@ def test_end_of_input_makes_later_questions_fall_through() -> None:
     driver, _, channel, _, _ = _driver()
     driver.end_of_input()
     assert not channel.listening
-    assert anyio.run(channel.ask, "anyone?") .startswith("Nobody answered")
+    assert anyio.run(channel.ask, "anyone?").startswith("Nobody answered")
 
 
 # --- the command's options ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan"))])
+@pytest.mark.parametrize(
+    "opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan"))]
+)
 def test_values_no_run_can_use_are_usage_errors(opts: GoOptions) -> None:
     with pytest.raises(Exit) as caught:
         _check(opts)

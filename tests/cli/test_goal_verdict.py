@@ -106,7 +106,9 @@ def test_goal_prompt_block_numbers_the_checks() -> None:
 
 
 def test_the_originals_chinese_verdict() -> None:
-    verdict = Verdict.parse("**结论**:未达成\n**理由**:月报按类别的合计不对,测试有 2 个失败。\n**未通过**:\n- 第 2 条\n- 第 3 条\n")
+    verdict = Verdict.parse(
+        "**结论**:未达成\n**理由**:月报按类别的合计不对,测试有 2 个失败。\n**未通过**:\n- 第 2 条\n- 第 3 条\n"
+    )
     assert verdict.state == "not_yet" and verdict.ok and not verdict.achieved
     assert verdict.reason == "月报按类别的合计不对,测试有 2 个失败。"
     assert verdict.failed == ("第 2 条", "第 3 条")
@@ -185,7 +187,9 @@ def test_classify_is_leftmost_and_word_bounded() -> None:
 def test_feedback_for_a_rejected_round() -> None:
     verdict = Verdict("not_yet", "The report sums are wrong.", ("report by category",))
     text = verdict.feedback()
-    assert text.startswith("The last round has not reached the goal yet. The judge's reason:\nThe report sums are wrong.")
+    assert text.startswith(
+        "The last round has not reached the goal yet. The judge's reason:\nThe report sums are wrong."
+    )
     assert "- report by category" in text
     assert text.endswith("Do not start over, and do not widen the scope.")
     assert NO_CLEAR_VERDICT in Verdict().feedback()
@@ -204,7 +208,9 @@ def test_unverifiable_warning(tmp_path: Path) -> None:
     goal = Goal.parse(CHINESE_GOAL)
     warning = goal.unverifiable_warning(tmp_path / "goal.md")
     assert warning.startswith("1 of 5 checks cannot be verified in this environment.")
-    assert f"edit {tmp_path / 'goal.md'} now:" in warning and warning.endswith("  - [此环境无法验证:需要 macOS] 在 macOS 上能装")
+    assert f"edit {tmp_path / 'goal.md'} now:" in warning and warning.endswith(
+        "  - [此环境无法验证:需要 macOS] 在 macOS 上能装"
+    )
     assert Goal("x", ("a",)).unverifiable_warning("g.md") == ""
 
 

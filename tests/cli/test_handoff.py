@@ -40,7 +40,12 @@ def test_policy_thresholds(policy: HandoffPolicy, at: int, warn_at: int) -> None
 
 @pytest.mark.parametrize(
     ("kwargs", "says"),
-    [({"window": 0}, "positive"), ({"window": -5}, "positive"), ({"headroom": -1}, "headroom"), ({"max_generations": 0}, "max_generations")],
+    [
+        ({"window": 0}, "positive"),
+        ({"window": -5}, "positive"),
+        ({"headroom": -1}, "headroom"),
+        ({"max_generations": 0}, "max_generations"),
+    ],
 )
 def test_policy_rejects_nonsense(kwargs: dict[str, int], says: str) -> None:
     with pytest.raises(ValueError, match=says):
@@ -81,7 +86,17 @@ def test_guess_window(model: str | None, window: int) -> None:
     assert guess_window(model) == window
 
 
-@pytest.mark.parametrize(("text", "tokens"), [("200000", 200_000), ("200_000", 200_000), ("200k", 200_000), ("1m", 1_000_000), ("1.5M", 1_500_000), (" 64K ", 64_000)])
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("200000", 200_000),
+        ("200_000", 200_000),
+        ("200k", 200_000),
+        ("1m", 1_000_000),
+        ("1.5M", 1_500_000),
+        (" 64K ", 64_000),
+    ],
+)
 def test_parse_token_count(text: str, tokens: int) -> None:
     assert parse_token_count(text) == tokens
 
@@ -93,7 +108,11 @@ def test_parse_token_count_rejects(text: str) -> None:
 
 
 def test_window_precedence(tmp_path: Path) -> None:
-    env = {"XDG_CONFIG_HOME": str(tmp_path), "ANTHROPIC_MODEL": "claude-sonnet-4-5[1m]", "ANTHROPIC_BASE_URL": "https://gw.example/"}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "ANTHROPIC_MODEL": "claude-sonnet-4-5[1m]",
+        "ANTHROPIC_BASE_URL": "https://gw.example/",
+    }
     assert resolve_window(env=env) == resolve_window(model="claude-sonnet-4-5[1m]", env={**env, "ANTHROPIC_MODEL": ""})
     assert (resolve_window(env=env).tokens, resolve_window(env=env).source) == (1_000_000, "model name")
 
@@ -104,7 +123,10 @@ def test_window_precedence(tmp_path: Path) -> None:
 
     with_env = {**env, "FLOWER_WINDOW": "300000"}
     assert (resolve_window(env=with_env).tokens, resolve_window(env=with_env).source) == (300_000, "FLOWER_WINDOW")
-    assert (resolve_window(123_456, env=with_env).tokens, resolve_window(123_456, env=with_env).source) == (123_456, "option")
+    assert (resolve_window(123_456, env=with_env).tokens, resolve_window(123_456, env=with_env).source) == (
+        123_456,
+        "option",
+    )
 
     bad = resolve_window(env={**env, "FLOWER_WINDOW": "lots"})
     assert bad.source == "calibrated" and "FLOWER_WINDOW ignored" in bad.note
@@ -170,7 +192,10 @@ def test_is_overflow(text: str) -> None:
     assert is_overflow(None, "", text)
 
 
-@pytest.mark.parametrize("text", ["Connection refused", "rate_limit_error", "Overloaded", "the prompt is fine", "max_tokens must be positive"])
+@pytest.mark.parametrize(
+    "text",
+    ["Connection refused", "rate_limit_error", "Overloaded", "the prompt is fine", "max_tokens must be positive"],
+)
 def test_is_not_overflow(text: str) -> None:
     assert not is_overflow(text)
 
@@ -229,7 +254,9 @@ def test_parse_an_english_handoff() -> None:
 def test_parse_the_originals_chinese_handoff_and_aliases() -> None:
     doc = Handoff.parse(CHINESE)
     assert doc.complete and doc.dead_ends == "试过 pandas,太重,装不上。" and doc.scene == "src/ledger/report.py"
-    aliased = Handoff.parse("## 当前进度\n写测试\n## 决策\n用 CSV\n## 试过不行的\npandas\n## 下一步\n跑测试\n## 文件\na.py")
+    aliased = Handoff.parse(
+        "## 当前进度\n写测试\n## 决策\n用 CSV\n## 试过不行的\npandas\n## 下一步\n跑测试\n## 文件\na.py"
+    )
     assert (aliased.doing, aliased.decided, aliased.dead_ends, aliased.scene) == ("写测试", "用 CSV", "pandas", "a.py")
 
 
@@ -250,7 +277,9 @@ def test_markdown_round_trip_and_summary() -> None:
 
 
 def test_the_successor_prompt() -> None:
-    prompt = Handoff(doing="writing report", next_step="finish it", scene="src/report.py").successor_prompt("work", path="/ws/.flower/notes/handoff-work.md")
+    prompt = Handoff(doing="writing report", next_step="finish it", scene="src/report.py").successor_prompt(
+        "work", path="/ws/.flower/notes/handoff-work.md"
+    )
     assert prompt.startswith('You are taking over step "work" from a session whose context filled up.')
     assert "saved at /ws/.flower/notes/handoff-work.md" in prompt
     assert "## Doing now\nwriting report" in prompt and "## Decided" not in prompt  # empty parts left out
@@ -271,14 +300,26 @@ def test_degraded_handoff() -> None:
     task = "Build the ledger. " * 200
     doc = degraded("work", task, OVERFLOW_WHY)
     assert doc.degraded and doc.complete
-    assert doc.doing.startswith('[degraded: no handoff was written] The previous session ran out of context in step "work"')
+    assert doc.doing.startswith(
+        '[degraded: no handoff was written] The previous session ran out of context in step "work"'
+    )
     assert OVERFLOW_WHY in doc.doing and "git status" in doc.next_step
     assert doc.scene.startswith("The task this step was first given:\nBuild the ledger.") and doc.scene.endswith("[…]")
     assert len(doc.scene) < 1300
     assert Handoff.parse(doc.to_markdown("work")).degraded
 
 
-@pytest.mark.parametrize(("step", "safe"), [("work", "work"), ('a/b\\c:d*e?f"g<h>i|j', "abcdefghij"), ("干活", "干活"), ("///", "step"), ("..", "step"), ("work·judge#1", "work·judge#1")])
+@pytest.mark.parametrize(
+    ("step", "safe"),
+    [
+        ("work", "work"),
+        ('a/b\\c:d*e?f"g<h>i|j', "abcdefghij"),
+        ("干活", "干活"),
+        ("///", "step"),
+        ("..", "step"),
+        ("work·judge#1", "work·judge#1"),
+    ],
+)
 def test_safe_step_name(step: str, safe: str) -> None:
     assert safe_step_name(step) == safe
 
@@ -294,5 +335,10 @@ def test_save_archives_the_previous_generation(tmp_path: Path) -> None:
     archive = notes / "archive" / "handoff"
     stamp = next(archive.glob("work-????????-??????.md")).stem
     assert sorted(p.name for p in archive.iterdir()) == sorted([f"{stamp}.md", f"{stamp}-2.md"])
-    assert Handoff.load(archive / f"{stamp}.md").doing == "gen 1" and Handoff.load(archive / f"{stamp}-2.md").doing == "gen 2"
-    assert not [p for p in notes.glob("*.lock") if not p.name.startswith(".")], "the lock file must be hidden from the workbench index"
+    assert (
+        Handoff.load(archive / f"{stamp}.md").doing == "gen 1"
+        and Handoff.load(archive / f"{stamp}-2.md").doing == "gen 2"
+    )
+    assert not [p for p in notes.glob("*.lock") if not p.name.startswith(".")], (
+        "the lock file must be hidden from the workbench index"
+    )

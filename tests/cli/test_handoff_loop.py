@@ -23,7 +23,13 @@ def credential(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def loop(tmp_path: Path, **policy: int) -> tuple[HandoffLoop, list[Event]]:
     seen: list[Event] = []
-    made = HandoffLoop(HandoffPolicy(window=200_000, **policy), step="work", original_prompt="TASK", save_dir=tmp_path / "notes", emit=seen.append)
+    made = HandoffLoop(
+        HandoffPolicy(window=200_000, **policy),
+        step="work",
+        original_prompt="TASK",
+        save_dir=tmp_path / "notes",
+        emit=seen.append,
+    )
     return made, seen
 
 
@@ -68,7 +74,6 @@ def test_live_workers_delay_the_handoff_until_the_middle_of_the_headroom(tmp_pat
     assert hl.observe(results("c"), live_workers=True)
 
 
-
 async def test_the_stop_hook_ends_the_turn_at_the_boundary_and_that_turn_is_handed_off(tmp_path: Path) -> None:
     hl, _ = loop(tmp_path)
     [stop] = hl.stop_hook(lambda: False, within=0.05).hooks
@@ -97,6 +102,7 @@ async def test_the_stop_hook_waits_for_live_workers_and_never_stops_a_dispatch(t
     live = False
     assert await stop({"tool_name": "Agent"}, "d", None) == {}, "the call just started a worker"
     assert not hl.observe([Event("turn", "success")], live_workers=False), "no stop: the turn's end is the step's"
+
 
 async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path: Path) -> None:
     hl, seen = loop(tmp_path)
@@ -128,7 +134,9 @@ async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path
         (RuntimeError("the SDK broke"), "the writing round failed: RuntimeError: the SDK broke"),
     ],
 )
-async def test_a_handoff_that_cannot_be_written_is_built_from_the_original_prompt(tmp_path: Path, outcome: object, why: str) -> None:
+async def test_a_handoff_that_cannot_be_written_is_built_from_the_original_prompt(
+    tmp_path: Path, outcome: object, why: str
+) -> None:
     hl, _ = loop(tmp_path)
 
     async def quiet(prompt: str) -> QuietRound:
@@ -169,7 +177,9 @@ def test_overflow_limit_reads_the_apis_numbers() -> None:
         (True, CompactPolicy("auto"), None),  # a spec's own policy is respected
     ],
 )
-def test_handoff_turns_the_harness_compaction_off(workspace: Path, handoff: object, compact: CompactPolicy | None, expected: dict[str, str] | None) -> None:
+def test_handoff_turns_the_harness_compaction_off(
+    workspace: Path, handoff: object, compact: CompactPolicy | None, expected: dict[str, str] | None
+) -> None:
     with Runtime(workspace, workspace / "runs", handoff=handoff) as rt:  # type: ignore[arg-type]
         options = rt._options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
         assert isinstance(rt.handoff, HandoffPolicy)
@@ -181,7 +191,13 @@ def test_the_renderer_shows_each_phase(tmp_path: Path) -> None:
     view = Renderer(out, color=False)
     view.render(Event("handoff", "context 131.0K/200.0K · about 19.0K to the handoff", payload={"phase": "near"}))
     view.render(Event("handoff", "context 151.0K/200.0K: writing a handoff", payload={"phase": "writing"}))
-    view.render(Event("handoff", "context full in step 'w': handed off", payload={"phase": "done", "path": "/n/handoff-w.md", "degraded": False}))
+    view.render(
+        Event(
+            "handoff",
+            "context full in step 'w': handed off",
+            payload={"phase": "done", "path": "/n/handoff-w.md", "degraded": False},
+        )
+    )
     view.render(Event("handoff", "handed off 8 times", payload={"phase": "stopped"}))
     lines = out.getvalue().splitlines()
     assert lines == [

@@ -61,7 +61,9 @@ async def test_an_answer_from_another_thread(tmp_path: Path) -> None:
 async def test_an_answer_given_on_the_event_loop_thread_itself() -> None:
     # A UI that answers synchronously from on_event (same thread as the waiting tool call) must not hang.
     channel = HumanChannel(timeout_s=30)
-    channel.on_event = lambda e: channel.answer(e.payload["id"], "right away") if e.payload.get("state") == "asked" else None
+    channel.on_event = lambda e: (
+        channel.answer(e.payload["id"], "right away") if e.payload.get("state") == "asked" else None
+    )
     assert await channel.ask("now?") == "The person answered:\nright away"
 
 

@@ -10,7 +10,14 @@ from typing import Any
 
 import anyio
 import pytest
-from claude_agent_sdk import AgentDefinition, AssistantMessage, TextBlock, ToolUseBlock, UserMessage, create_sdk_mcp_server, tool
+from claude_agent_sdk import (
+    AgentDefinition,
+    AssistantMessage,
+    ToolUseBlock,
+    UserMessage,
+    create_sdk_mcp_server,
+    tool,
+)
 
 from flower_cli import (
     BRIEF_SECTIONS,
@@ -77,7 +84,10 @@ def decision(out: dict[str, Any]) -> str | None:
 
 
 def test_coordinator_tools_wall_and_rules() -> None:
-    team = {"coder": worker("codes", "You code.", tools=["Read", "Write", "Bash"]), "web": worker("reads the web", "x", tools=["WebFetch"])}
+    team = {
+        "coder": worker("codes", "You code.", tools=["Read", "Write", "Bash"]),
+        "web": worker("reads the web", "x", tools=["WebFetch"]),
+    }
     spec = coordinator("lead", "Be bold.", team)
     assert spec.delegate_only and spec.glance and spec.workbench and spec.permission_mode == "acceptEdits"
     assert spec.instructions.startswith(COORDINATOR_RULES.strip()[:40]) and spec.instructions.endswith("Be bold.")
@@ -114,7 +124,9 @@ def test_worker_definition_rules_and_isolation_survives_replace() -> None:
     assert isinstance(iso, IsolatedAgentDefinition) and is_isolated(iso) and iso.maxTurns == 5
     copied = dataclasses.replace(iso, description="changed")
     assert is_isolated(copied), "the original's isolation marker was lost by dataclasses.replace"
-    assert set(dataclasses.asdict(iso)) == {f.name for f in dataclasses.fields(AgentDefinition)}, "nothing extra reaches the harness"
+    assert set(dataclasses.asdict(iso)) == {f.name for f in dataclasses.fields(AgentDefinition)}, (
+        "nothing extra reaches the harness"
+    )
     with pytest.raises(ValueError, match="description"):
         worker(" ", "x")
 
@@ -125,7 +137,9 @@ def test_clarify_judge_oracle() -> None:
     assert c.allowed_tools[0] == "mcp__human__ask" and "Write" not in c.allowed_tools and "Agent" in c.disallowed_tools
     assert c.max_turns is None and not c.workbench and c.permission_mode == "default"
     j = judge("judge", channel)
-    assert "Bash" not in j.allowed_tools and "mcp__human__inbox" not in j.allowed_tools and "Agent" in j.disallowed_tools
+    assert (
+        "Bash" not in j.allowed_tools and "mcp__human__inbox" not in j.allowed_tools and "Agent" in j.disallowed_tools
+    )
     assert "Bash" in judge("judge", channel, can_run=True).allowed_tools
     assert "mcp__human__ask" not in judge("judge", None).allowed_tools
     o = oracle()
@@ -145,7 +159,23 @@ def test_isolation_problem(tmp_path: Path) -> None:
     assert "not a git repository" in (isolation_problem(spec, tmp_path) or "")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert "no commit yet" in (isolation_problem(spec, tmp_path) or "")
-    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "--allow-empty", "-m", "i"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "i",
+        ],
+        check=True,
+    )
     assert isolation_problem(spec, tmp_path) is None
     assert isolation_problem(coordinator("lead", "", {"coder": worker("codes", "x")}), "/nonexistent") is None
 
@@ -166,8 +196,15 @@ def test_delegate_guard_denies_hands_on_allows_glances_passes_workers() -> None:
 def test_isolate_guard_adds_worktree_isolation_only_when_unset() -> None:
     guard = isolate_guard(["coder"])
     assert guard is not None and guard.matcher == "Agent"
-    out = call(guard, {"tool_name": "Agent", "tool_input": {"description": "d", "prompt": "p", "subagent_type": "coder"}})
-    assert out["hookSpecificOutput"]["updatedInput"] == {"description": "d", "prompt": "p", "subagent_type": "coder", "isolation": "worktree"}
+    out = call(
+        guard, {"tool_name": "Agent", "tool_input": {"description": "d", "prompt": "p", "subagent_type": "coder"}}
+    )
+    assert out["hookSpecificOutput"]["updatedInput"] == {
+        "description": "d",
+        "prompt": "p",
+        "subagent_type": "coder",
+        "isolation": "worktree",
+    }
     assert decision(out) == "allow"
     assert call(guard, {"tool_name": "Agent", "tool_input": {"subagent_type": "coder", "isolation": "remote"}}) == {}
     assert call(guard, {"tool_name": "Agent", "tool_input": {"subagent_type": "coder", "cwd": "/x"}}) == {}
@@ -175,7 +212,9 @@ def test_isolate_guard_adds_worktree_isolation_only_when_unset() -> None:
     assert isolate_guard([]) is None
 
 
-def test_runtime_walls_a_coordinator_with_or_without_a_workbench(workspace: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+def test_runtime_walls_a_coordinator_with_or_without_a_workbench(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0")
     lead = coordinator("lead", "", {"coder": worker("codes", "x", isolate=True)})
     for workbench in (False, True):
@@ -194,20 +233,39 @@ def _task(kind: str, **payload: Any) -> Event:
 
 def test_workers_tag_each_event_with_its_worker_and_track_liveness() -> None:
     w = Workers()
-    dispatch = normalize(AssistantMessage(content=[ToolUseBlock("tu_a", "Agent", {"description": "write alpha", "prompt": "p"}),
-                                                   ToolUseBlock("tu_b", "Agent", {"description": "write beta", "prompt": "q"})], model="m"))
+    dispatch = normalize(
+        AssistantMessage(
+            content=[
+                ToolUseBlock("tu_a", "Agent", {"description": "write alpha", "prompt": "p"}),
+                ToolUseBlock("tu_b", "Agent", {"description": "write beta", "prompt": "q"}),
+            ],
+            model="m",
+        )
+    )
     for event in dispatch:
         assert "worker" not in w.annotate(event).payload
-    w.annotate(_task("TaskStartedMessage", task_id="A1", tool_use_id="tu_a", task_type="local_agent", text="write alpha"))
-    w.annotate(_task("TaskStartedMessage", task_id="B2", tool_use_id="tu_b", task_type="local_agent", text="write beta"))
-    w.annotate(_task("TaskStartedMessage", task_id="S3", tool_use_id="tu_s", task_type="local_bash", text="npm run dev"))
+    w.annotate(
+        _task("TaskStartedMessage", task_id="A1", tool_use_id="tu_a", task_type="local_agent", text="write alpha")
+    )
+    w.annotate(
+        _task("TaskStartedMessage", task_id="B2", tool_use_id="tu_b", task_type="local_agent", text="write beta")
+    )
+    w.annotate(
+        _task("TaskStartedMessage", task_id="S3", tool_use_id="tu_s", task_type="local_bash", text="npm run dev")
+    )
     assert w.live == {"A1": "write alpha", "B2": "write beta"}, "a background shell is not a worker"
-    [sub] = normalize(AssistantMessage(content=[ToolUseBlock("t9", "Bash", {"command": "echo a"})], model="m", parent_tool_use_id="tu_a"))
+    [sub] = normalize(
+        AssistantMessage(
+            content=[ToolUseBlock("t9", "Bash", {"command": "echo a"})], model="m", parent_tool_use_id="tu_a"
+        )
+    )
     tagged = w.annotate(sub)
     assert tagged.subagent and tagged.payload["worker"] == {"id": "A1", "description": "write alpha"}
     [res] = normalize(UserMessage(content="brief", parent_tool_use_id="tu_b"))
     assert w.annotate(res).payload["worker"]["id"] == "B2"
-    done = w.annotate(_task("TaskNotificationMessage", task_id="A1", tool_use_id="tu_a", status="completed", text="ALPHA-DONE"))
+    done = w.annotate(
+        _task("TaskNotificationMessage", task_id="A1", tool_use_id="tu_a", status="completed", text="ALPHA-DONE")
+    )
     assert done.payload["worker"]["description"] == "write alpha"
     assert w.live == {"B2": "write beta"}
     w.annotate(_task("TaskUpdatedMessage", task_id="B2", status="killed"))
@@ -221,7 +279,9 @@ def test_the_answer_is_the_final_turns_text() -> None:
     answer.add("Dispatched both.")
     answer.turn_ended(Event("turn", "success", payload={"text": "Dispatched both.", "is_error": False}))
     answer.add("alpha is in")
-    answer.turn_ended(Event("turn", "success", payload={"text": "", "is_error": False}))  # no text in the result: prose stands in
+    answer.turn_ended(
+        Event("turn", "success", payload={"text": "", "is_error": False})
+    )  # no text in the result: prose stands in
     assert answer.final(True) == "alpha is in"
     answer.add("FINAL")
     answer.turn_ended(Event("turn", "success", payload={"text": "FINAL", "is_error": False}))
@@ -235,12 +295,43 @@ def test_renderer_nests_worker_calls_and_draws_one_line_per_step() -> None:
     out = io.StringIO()
     view = Renderer(out, color=False)
     events = [
-        Event("tool_call", "", tool="Agent", payload={"id": "tu_a", "input": {"description": "write alpha", "subagent_type": "coder"}}),
-        Event("tool_call", "echo b", tool="Bash", subagent=True, payload={"worker": {"id": "B", "description": "write beta"}}),
-        Event("tool_call", "echo a", tool="Bash", subagent=True, payload={"worker": {"id": "A", "description": "write alpha"}}),
-        Event("tool_call", "ls", tool="Bash", subagent=True, payload={"worker": {"id": "A", "description": "write alpha"}}),
-        Event("turn", "success", payload={"total_cost_usd": 0.2, "live_workers": [{"id": "A", "description": "write alpha"}]}),
-        Event("task", "ALPHA-DONE", payload={"kind": "TaskNotificationMessage", "status": "completed", "worker": {"id": "A", "description": "write alpha"}}),
+        Event(
+            "tool_call",
+            "",
+            tool="Agent",
+            payload={"id": "tu_a", "input": {"description": "write alpha", "subagent_type": "coder"}},
+        ),
+        Event(
+            "tool_call",
+            "echo b",
+            tool="Bash",
+            subagent=True,
+            payload={"worker": {"id": "B", "description": "write beta"}},
+        ),
+        Event(
+            "tool_call",
+            "echo a",
+            tool="Bash",
+            subagent=True,
+            payload={"worker": {"id": "A", "description": "write alpha"}},
+        ),
+        Event(
+            "tool_call", "ls", tool="Bash", subagent=True, payload={"worker": {"id": "A", "description": "write alpha"}}
+        ),
+        Event(
+            "turn",
+            "success",
+            payload={"total_cost_usd": 0.2, "live_workers": [{"id": "A", "description": "write alpha"}]},
+        ),
+        Event(
+            "task",
+            "ALPHA-DONE",
+            payload={
+                "kind": "TaskNotificationMessage",
+                "status": "completed",
+                "worker": {"id": "A", "description": "write alpha"},
+            },
+        ),
         Event("turn", "success", payload={"total_cost_usd": 0.3, "live_workers": []}),
         Event("result", "success", payload={"cost_usd": 0.3, "num_turns": 4, "is_error": False}),
     ]

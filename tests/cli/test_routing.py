@@ -7,7 +7,18 @@ from dataclasses import dataclass
 import pytest
 
 from flower_cli.human import Ask
-from flower_cli.routing import Answer, Aside, Decline, Ignore, Invalid, Route, SendMail, route_eof, route_json, route_line
+from flower_cli.routing import (
+    Answer,
+    Aside,
+    Decline,
+    Ignore,
+    Invalid,
+    Route,
+    SendMail,
+    route_eof,
+    route_json,
+    route_line,
+)
 
 
 @dataclass

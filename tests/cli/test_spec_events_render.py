@@ -14,7 +14,10 @@ from flower_cli.render import Renderer, sanitize
 def test_compact_policy_env_and_validation() -> None:
     assert CompactPolicy().env() == {}
     assert CompactPolicy("no_summary").env() == {"DISABLE_AUTO_COMPACT": "1"}
-    assert CompactPolicy("off", window=300_000).env() == {"DISABLE_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300000"}
+    assert CompactPolicy("off", window=300_000).env() == {
+        "DISABLE_COMPACT": "1",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "300000",
+    }
     with pytest.raises(ValueError, match="unknown compact mode"):
         CompactPolicy("sometimes")  # type: ignore[arg-type]
 
@@ -44,7 +47,9 @@ def test_fork_without_resume_warns_and_is_ignored(tmp_path: Path) -> None:
 
 
 def test_normalize_keeps_synthetic_errors_out_of_text() -> None:
-    synthetic = AssistantMessage(content=[TextBlock("API Error: Connection refused")], model="<synthetic>", error="server_error")
+    synthetic = AssistantMessage(
+        content=[TextBlock("API Error: Connection refused")], model="<synthetic>", error="server_error"
+    )
     [event] = normalize(synthetic)
     assert event.kind == "error" and "Connection refused" in event.text and event.payload["synthetic"]
 
@@ -53,7 +58,12 @@ def test_normalize_tool_calls_results_context_and_subagents() -> None:
     msg = AssistantMessage(
         content=[TextBlock("Looking."), ToolUseBlock("t1", "Bash", {"command": "ls -la"})],
         model="m",
-        usage={"input_tokens": 100, "cache_read_input_tokens": 20, "cache_creation_input_tokens": 3, "output_tokens": 9},
+        usage={
+            "input_tokens": 100,
+            "cache_read_input_tokens": 20,
+            "cache_creation_input_tokens": 3,
+            "output_tokens": 9,
+        },
     )
     text, call = normalize(msg)
     assert text.kind == "text" and text.payload["context"] == 123
@@ -61,7 +71,15 @@ def test_normalize_tool_calls_results_context_and_subagents() -> None:
     sub = UserMessage(content=[ToolResultBlock("t1", "x" * 900, is_error=True)], parent_tool_use_id="tp")
     [result] = normalize(sub)
     assert result.subagent and result.payload["is_error"] and len(result.text) == 500
-    res = ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=2, session_id="s", total_cost_usd=0.5)
+    res = ResultMessage(
+        subtype="success",
+        duration_ms=1,
+        duration_api_ms=1,
+        is_error=False,
+        num_turns=2,
+        session_id="s",
+        total_cost_usd=0.5,
+    )
     [done] = normalize(res)
     # an SDK result ends one main-thread turn; the step's own "result" event comes from the Runtime
     assert done.kind == "turn" and done.payload["total_cost_usd"] == 0.5 and done.payload["num_turns"] == 2
@@ -78,7 +96,19 @@ def test_renderer_accumulates_cost_and_context_across_events() -> None:
     view.render(normalize(AssistantMessage(content=[TextBlock("hi")], model="m", usage={"input_tokens": 4200}))[0])
     for cost in (0.25, 0.5):  # two steps: turns show the running cost, each step closes with its own result
         for running in (cost / 2, cost):
-            view.render(normalize(ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s", total_cost_usd=running))[0])
+            view.render(
+                normalize(
+                    ResultMessage(
+                        subtype="success",
+                        duration_ms=1,
+                        duration_api_ms=1,
+                        is_error=False,
+                        num_turns=1,
+                        session_id="s",
+                        total_cost_usd=running,
+                    )
+                )[0]
+            )
         assert f"${view.cost + cost:.2f}" in view.status()
         view.render(Event("result", "success", payload={"cost_usd": cost, "num_turns": 2, "is_error": False}))
     # the turns' running totals are never added up (that would count the first turn twice)

@@ -37,7 +37,7 @@ class Index:
         index = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+            def do_GET(self) -> None:
                 index.hits += 1
                 time.sleep(index.delay)
                 try:
@@ -49,7 +49,7 @@ class Index:
                 except OSError:
                     pass  # the client gave up (a timeout test)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -87,7 +87,10 @@ def test_versions() -> None:
 def test_upgrade_command_follows_the_installer() -> None:
     assert upgrade_command("/home/u/.local/share/pipx/venvs/flower-cli") == "pipx upgrade flower-cli"
     assert upgrade_command("/home/u/.local/share/uv/tools/flower-cli") == "uv tool upgrade flower-cli"
-    assert upgrade_command("/opt/venv", "/opt/venv/bin/python") == "/opt/venv/bin/python -m pip install --upgrade flower-cli"
+    assert (
+        upgrade_command("/opt/venv", "/opt/venv/bin/python")
+        == "/opt/venv/bin/python -m pip install --upgrade flower-cli"
+    )
 
 
 def test_a_source_checkout_is_recognised() -> None:
@@ -133,9 +136,17 @@ def test_nothing_to_say_when_current(tmp_path: Path, index: Index) -> None:
 
 @pytest.mark.parametrize(
     ("extra", "args", "checkout"),
-    [({"FLOWER_NO_UPDATE": "1"}, ["once"], False), ({"CI": "true"}, ["once"], False), ({}, ["--help"], False), ({}, ["--version"], False), ({}, ["once"], True)],
+    [
+        ({"FLOWER_NO_UPDATE": "1"}, ["once"], False),
+        ({"CI": "true"}, ["once"], False),
+        ({}, ["--help"], False),
+        ({}, ["--version"], False),
+        ({}, ["once"], True),
+    ],
 )
-def test_off_means_no_ask_no_file_no_notice(tmp_path: Path, index: Index, extra: dict[str, str], args: list[str], checkout: bool) -> None:
+def test_off_means_no_ask_no_file_no_notice(
+    tmp_path: Path, index: Index, extra: dict[str, str], args: list[str], checkout: bool
+) -> None:
     check = UpdateCheck("0.1.0", env=_env(tmp_path, index, **extra), source_checkout=checkout, delay=0)
     assert check.off_reason(args)
     check.begin(args)
@@ -154,7 +165,9 @@ def test_offline_is_silent_and_waits_a_day(tmp_path: Path) -> None:
     check.thread.join(10)
     assert check.end() is None
     state = _state(tmp_path)
-    assert state["latest"] is None and isinstance(state["checked"], float), "a failed ask counts: no retry until tomorrow"
+    assert state["latest"] is None and isinstance(state["checked"], float), (
+        "a failed ask counts: no retry until tomorrow"
+    )
 
 
 def test_a_garbage_answer_is_silent(tmp_path: Path, index: Index) -> None:
@@ -210,16 +223,34 @@ def test_the_console_entry_tells_at_the_end_and_installs_nothing(tmp_path: Path,
     empty = tmp_path / "empty"
     empty.mkdir()
 
-    done = subprocess.run([sys.executable, "-c", _AS_INSTALLED, "sessions", "-r", str(empty)], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", _AS_INSTALLED, "sessions", "-r", str(empty)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, "the command's own exit code is kept"
     lines = done.stderr.strip().splitlines()
     assert "nothing has run" in lines[0] and lines[-1].startswith("flower 9.9.9 is available"), done.stderr
     assert done.stdout == ""
-    again = subprocess.run([sys.executable, "-c", _AS_INSTALLED, "sessions", "-r", str(empty)], env=env, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-c", _AS_INSTALLED, "sessions", "-r", str(empty)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "is available" not in again.stderr, "once a day"
     assert not ran.exists() and index.hits == 0, "a fresh state: no ask; and no installer ever ran"
 
     # In this source checkout (the real detection), nothing is told even with a newer version on record.
     state.write_text(json.dumps({"checked": time.time(), "latest": "9.9.9"}))
-    checkout = subprocess.run([sys.executable, "-m", "flower_cli", "sessions", "-r", str(empty)], env=env, capture_output=True, text=True, timeout=60)
+    checkout = subprocess.run(
+        [sys.executable, "-m", "flower_cli", "sessions", "-r", str(empty)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "is available" not in checkout.stderr

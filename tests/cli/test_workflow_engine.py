@@ -51,7 +51,7 @@ Plan = Callable[[Call], Outcome]
 class FakeRuntime:
     run_dir: Path
     workspace: Path
-    plan: Plan = lambda call: Outcome()  # noqa: E731
+    plan: Plan = lambda call: Outcome()
     calls: list[Call] = field(default_factory=list)
     known: set[str] = field(default_factory=set)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -124,7 +124,9 @@ def test_when_false_skips_entirely_and_async_when_works(rt: FakeRuntime) -> None
         ctx["a"] = "frozen brief"  # a `when` may pour a frozen file into ctx and skip
         return False
 
-    wf = Workflow([Step("a", SPEC, "x", when=pour), Step("b", SPEC, lambda ctx: ctx["a"], when=later)], continuous=False)
+    wf = Workflow(
+        [Step("a", SPEC, "x", when=pour), Step("b", SPEC, lambda ctx: ctx["a"], when=later)], continuous=False
+    )
     ctx = run(wf, rt, on_event=events.append)
     assert names(rt) == ["b"] and rt.calls[0].prompt == "frozen brief"
     steps = [e for e in events if e.kind == "step"]
@@ -194,7 +196,9 @@ def test_a_failed_attempt_is_a_retry_not_a_round_and_skips_gate_and_on_reject(rt
     gated: list[str] = []
     rejected: list[str] = []
     step = Step(
-        "work", SPEC, "x",
+        "work",
+        SPEC,
+        "x",
         gate=lambda r, c: gated.append(r.step) or True,
         on_reject=lambda r, c: rejected.append(r.step) or "stale feedback",
         retries=2,
@@ -234,8 +238,16 @@ def test_step_abort_in_when_and_on_reject(rt: FakeRuntime) -> None:
     def on_reject(result: StepResult, ctx: dict[str, Any]) -> str:
         raise StepAbort("human said stop")
 
-    ctx = run(Workflow([Step("a", SPEC, "x", when=when, on_fail="continue"),
-                        Step("b", SPEC, "y", gate=lambda r, c: False, on_reject=on_reject, retries=3)], continuous=False), rt)
+    ctx = run(
+        Workflow(
+            [
+                Step("a", SPEC, "x", when=when, on_fail="continue"),
+                Step("b", SPEC, "y", gate=lambda r, c: False, on_reject=on_reject, retries=3),
+            ],
+            continuous=False,
+        ),
+        rt,
+    )
     assert names(rt) == ["b"] and ctx["_aborted"] == "human said stop" and ctx["_failed_at"] == "b"
 
 
@@ -251,7 +263,9 @@ def test_on_fail_skip_and_continue_let_the_run_go_on(rt: FakeRuntime) -> None:
     ctx = run(wf, rt)
     assert ctx["flaky"] == "" and rt.calls[1].prompt == "skip left ''" and "_failed_at" not in ctx
     rt.calls.clear()
-    wf2 = Workflow([Step("flaky", SPEC, "x", on_fail="continue"), Step("next", SPEC, lambda ctx: ctx["flaky"])], continuous=False)
+    wf2 = Workflow(
+        [Step("flaky", SPEC, "x", on_fail="continue"), Step("next", SPEC, lambda ctx: ctx["flaky"])], continuous=False
+    )
     ctx2 = run(wf2, rt)
     assert ctx2["flaky"] == "partial" and rt.calls[1].prompt == "partial"
 
@@ -267,7 +281,9 @@ def test_a_gate_that_raises_is_a_one_line_error_naming_the_step(rt: FakeRuntime)
 
 
 def test_a_prompt_reading_a_missing_key_says_which_step_and_why(rt: FakeRuntime) -> None:
-    wf = Workflow([Step("a", SPEC, "x", when=lambda ctx: False), Step("b", SPEC, lambda ctx: ctx["a"])], continuous=False)
+    wf = Workflow(
+        [Step("a", SPEC, "x", when=lambda ctx: False), Step("b", SPEC, lambda ctx: ctx["a"])], continuous=False
+    )
     with pytest.raises(WorkflowError, match=r"step 'b': its prompt raised KeyError.*skipped by its `when`"):
         run(wf, rt)
 
@@ -317,7 +333,9 @@ def test_resume_from_and_fork(rt: FakeRuntime) -> None:
 
 def test_resume_from_a_step_without_session_is_an_error(rt: FakeRuntime) -> None:
     rt.plan = lambda call: Outcome(ok=call.step_name != "draft", session=call.step_name != "draft")
-    wf = Workflow([Step("draft", SPEC, "x", on_fail="continue"), Step("polish", SPEC, "y", resume_from="draft")], continuous=False)
+    wf = Workflow(
+        [Step("draft", SPEC, "x", on_fail="continue"), Step("polish", SPEC, "y", resume_from="draft")], continuous=False
+    )
     with pytest.raises(WorkflowError, match="step 'polish' resumes 'draft', which produced no session"):
         run(wf, rt)
 
@@ -333,7 +351,9 @@ def test_lineage_is_written_the_moment_a_session_appears_and_judges_stay_out(rt:
     rt.plan = plan
 
     async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
-        verdict = await ctx["_runtime"].run(JUDGE, f"judge: {result.text}", step_name="work·judge#1", on_event=ctx["_on_event"])
+        verdict = await ctx["_runtime"].run(
+            JUDGE, f"judge: {result.text}", step_name="work·judge#1", on_event=ctx["_on_event"]
+        )
         return bool(verdict.ok)
 
     run(Workflow([Step("work", SPEC, "x", gate=gate)]), rt)
@@ -346,7 +366,9 @@ def test_continuous_resumes_the_recorded_session_with_resume_prompt(rt: FakeRunt
     rt.known.add("old-session")
     Lineage.open(rt.run_dir, rt.workspace).remember("work", "old-session")
     events: list[Event] = []
-    ctx = run(Workflow([Step("work", SPEC, "start over", resume_prompt=lambda ctx: "carry on")]), rt, on_event=events.append)
+    ctx = run(
+        Workflow([Step("work", SPEC, "start over", resume_prompt=lambda ctx: "carry on")]), rt, on_event=events.append
+    )
     assert rt.calls[0].resume == "old-session" and rt.calls[0].prompt == "carry on"
     [step] = [e for e in events if e.kind == "step"]
     assert step.payload["resumed"] is True and step.payload["woke"] == 1 == ctx["_woke"]
@@ -397,7 +419,12 @@ def test_on_step_sees_every_step_and_channel_gets_the_sink(rt: FakeRuntime) -> N
         seen.append((step.name, result.ok))
 
     sink: list[Event] = []
-    run(Workflow([Step("a", SPEC, "x"), Step("b", SPEC, "y")], channel=channel, continuous=False), rt, on_event=sink.append, on_step=on_step)
+    run(
+        Workflow([Step("a", SPEC, "x"), Step("b", SPEC, "y")], channel=channel, continuous=False),
+        rt,
+        on_event=sink.append,
+        on_step=on_step,
+    )
     assert seen == [("a", True), ("b", False)] and channel.on_event == sink.append
 
 

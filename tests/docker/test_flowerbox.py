@@ -47,8 +47,18 @@ class Box:
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
-    def run(self, *args: str, cwd: Path, stdin: int | None = subprocess.DEVNULL, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(FLOWERBOX), *args], cwd=cwd, env={**self.env, **env}, stdin=stdin, capture_output=True, text=True, timeout=60)
+    def run(
+        self, *args: str, cwd: Path, stdin: int | None = subprocess.DEVNULL, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(FLOWERBOX), *args],
+            cwd=cwd,
+            env={**self.env, **env},
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
 
 @pytest.fixture
@@ -86,7 +96,22 @@ def test_runs_flower_with_the_directory_mounted_and_the_credentials_file(box: Bo
     assert done.returncode == 0, done.stderr
     env_file = str(box.home / ".config" / "flower" / ".env")
     uid_gid = f"{os.getuid()}:{os.getgid()}"
-    assert _final(box) == ["run", "-i", "--rm", "--env-file", env_file, "--user", uid_gid, "-v", f"{project}:/work", "-w", "/work", "flower-box", "once", "say hi"]
+    assert _final(box) == [
+        "run",
+        "-i",
+        "--rm",
+        "--env-file",
+        env_file,
+        "--user",
+        uid_gid,
+        "-v",
+        f"{project}:/work",
+        "-w",
+        "/work",
+        "flower-box",
+        "once",
+        "say hi",
+    ]
     assert not any("--entrypoint" in c for c in box.calls()), "under $HOME the mount needs no probe"
     assert "stdin is not a terminal" in done.stderr
 
@@ -137,7 +162,9 @@ def test_missing_credentials_file_is_a_clear_error_and_docker_is_never_called(bo
 
 
 def test_a_quoted_value_would_reach_flower_with_its_quotes_so_it_is_refused(box: Box) -> None:
-    (box.home / ".config" / "flower" / ".env").write_text('# c\nANTHROPIC_BASE_URL=http://gw\nANTHROPIC_API_KEY="sk-ant-x"\n')
+    (box.home / ".config" / "flower" / ".env").write_text(
+        '# c\nANTHROPIC_BASE_URL=http://gw\nANTHROPIC_API_KEY="sk-ant-x"\n'
+    )
     project = box.home / "p"
     project.mkdir()
     _one_line(box.run("once", "x", cwd=project), 3, "line 3 of")
@@ -147,7 +174,11 @@ def test_a_quoted_value_would_reach_flower_with_its_quotes_so_it_is_refused(box:
 def test_a_missing_image_says_how_to_build_it(box: Box) -> None:
     project = box.home / "p"
     project.mkdir()
-    _one_line(box.run("once", "x", cwd=project, STUB_NO_IMAGE="1"), 3, f"docker build -t flower-box -f {ROOT}/docker/Dockerfile {ROOT}")
+    _one_line(
+        box.run("once", "x", cwd=project, STUB_NO_IMAGE="1"),
+        3,
+        f"docker build -t flower-box -f {ROOT}/docker/Dockerfile {ROOT}",
+    )
 
 
 def test_outside_home_the_mount_is_proved_first(box: Box, tmp_path: Path) -> None:

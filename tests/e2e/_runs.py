@@ -76,4 +76,6 @@ class Run:
 
 def context_of(request: RecordedRequest) -> int:
     usage = request.usage or {}
-    return int(usage["input_tokens"]) + int(usage["cache_read_input_tokens"]) + int(usage["cache_creation_input_tokens"])
+    return (
+        int(usage["input_tokens"]) + int(usage["cache_read_input_tokens"]) + int(usage["cache_creation_input_tokens"])
+    )

@@ -15,14 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from e2e._runs import Run, context_of, flower, isolated_env
+
 from harness import ScriptedServer, Step, Text, ToolUse, Usage, bash, result_text, server_error, when_prompt
 
 pytestmark = pytest.mark.e2e
 
 COORD, WORKER = "COORDINATE-THE-COUNT", "WORKER-TASK-COUNT-ROOT"
-AGENT_INPUT = {"description": "count the root", "prompt": f"{WORKER}: run ls / and report", "subagent_type": "general-purpose", "run_in_background": False}
+AGENT_INPUT = {
+    "description": "count the root",
+    "prompt": f"{WORKER}: run ls / and report",
+    "subagent_type": "general-purpose",
+    "run_in_background": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +39,38 @@ def coordinator_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     ws.mkdir()
     with ScriptedServer() as api:
         api.script(
-            Step(ToolUse("Agent", AGENT_INPUT, text="Delegating.", usage=Usage(input_tokens=1200, cache_read_input_tokens=4800, cache_creation_input_tokens=300, output_tokens=40)), when_prompt(COORD)),
-            Step(bash("ls /", usage=Usage(input_tokens=900, cache_creation_input_tokens=2100, output_tokens=20)), when_prompt(WORKER)),
-            Step(Text("The root holds the usual directories: bin, etc, usr and more.", usage=Usage(input_tokens=500, cache_read_input_tokens=2900, output_tokens=30)), when_prompt(WORKER)),
+            Step(
+                ToolUse(
+                    "Agent",
+                    AGENT_INPUT,
+                    text="Delegating.",
+                    usage=Usage(
+                        input_tokens=1200,
+                        cache_read_input_tokens=4800,
+                        cache_creation_input_tokens=300,
+                        output_tokens=40,
+                    ),
+                ),
+                when_prompt(COORD),
+            ),
+            Step(
+                bash("ls /", usage=Usage(input_tokens=900, cache_creation_input_tokens=2100, output_tokens=20)),
+                when_prompt(WORKER),
+            ),
+            Step(
+                Text(
+                    "The root holds the usual directories: bin, etc, usr and more.",
+                    usage=Usage(input_tokens=500, cache_read_input_tokens=2900, output_tokens=30),
+                ),
+                when_prompt(WORKER),
+            ),
             # No explicit input count: the server estimates it from the request, and reports that.
-            Step(Text("The worker counted the root for us.", usage=Usage(cache_read_input_tokens=6300, output_tokens=12)), when_prompt(COORD)),
+            Step(
+                Text(
+                    "The worker counted the root for us.", usage=Usage(cache_read_input_tokens=6300, output_tokens=12)
+                ),
+                when_prompt(COORD),
+            ),
         )
         env = isolated_env(home, api)
         done = flower("once", "-t", "Agent,Bash,Read", f"{COORD}: have a worker look at / for you", cwd=ws, env=env)
@@ -79,9 +111,18 @@ def test_turns_tool_calls_and_worker_share_match_the_request_log(coordinator_run
     assert (split["main_turns"], split["main_tool_calls"]) == (2, 1)
     assert (split["worker_turns"], split["worker_tool_calls"], split["workers"]) == (2, 1, 1)
     worker_chars = _chars_of_agent(
-        coordinator_run.requests, WORKER, [([], [{"command": "ls /", "description": "ls /"}]), (["The root holds the usual directories: bin, etc, usr and more."], [])]
+        coordinator_run.requests,
+        WORKER,
+        [
+            ([], [{"command": "ls /", "description": "ls /"}]),
+            (["The root holds the usual directories: bin, etc, usr and more."], []),
+        ],
     )
-    main_chars = _chars_of_agent(coordinator_run.requests, COORD, [(["Delegating."], [AGENT_INPUT]), (["The worker counted the root for us."], [])])
+    main_chars = _chars_of_agent(
+        coordinator_run.requests,
+        COORD,
+        [(["Delegating."], [AGENT_INPUT]), (["The worker counted the root for us."], [])],
+    )
     assert split["worker_chars"] == worker_chars
     assert split["main_chars"] == main_chars
     assert split["worker_share"] == round(worker_chars / (worker_chars + main_chars), 4)
@@ -94,7 +135,9 @@ def test_steps_cost_and_the_table(coordinator_run: Run) -> None:
     [step] = report["steps"]
     assert step["step"] == "ad-hoc" and step["ok"] is True and step["session_ids"] == [row["session_id"]]
     assert step["cost_usd"] == round(row["cost_usd"], 6) == report["totals"]["cost_usd"]
-    assert step["split"]["main_turns"] == 2 and step["split"]["worker_turns"] == 2, "the step's window holds the whole session"
+    assert step["split"]["main_turns"] == 2 and step["split"]["worker_turns"] == 2, (
+        "the step's window holds the whole session"
+    )
     assert (step["retries"], step["resumes"], step["handoffs"]) == (0, 0, 0)
 
     table = flower("analyze", cwd=coordinator_run.workspace, env=coordinator_run.env)
@@ -107,15 +150,26 @@ def test_steps_cost_and_the_table(coordinator_run: Run) -> None:
 
 
 def _fingerprint(run_dir: Path) -> dict[str, tuple[str, float]]:
-    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime) for p in sorted(run_dir.iterdir()) if p.is_file()}
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime)
+        for p in sorted(run_dir.iterdir())
+        if p.is_file()
+    }
 
 
 def test_analyze_never_writes_to_the_run_dir(coordinator_run: Run, tmp_path: Path) -> None:
     before = _fingerprint(coordinator_run.run_dir)
     assert "sessions.db" in before and not any(n.endswith(("-wal", "-shm")) for n in before)
     assert flower("analyze", cwd=coordinator_run.workspace, env=coordinator_run.env).returncode == 0
-    assert flower("--json", "analyze", str(coordinator_run.run_dir), cwd=tmp_path, env=coordinator_run.env).returncode == 0
-    assert flower("analyze", "--html", str(tmp_path / "page.html"), cwd=coordinator_run.workspace, env=coordinator_run.env).returncode == 0
+    assert (
+        flower("--json", "analyze", str(coordinator_run.run_dir), cwd=tmp_path, env=coordinator_run.env).returncode == 0
+    )
+    assert (
+        flower(
+            "analyze", "--html", str(tmp_path / "page.html"), cwd=coordinator_run.workspace, env=coordinator_run.env
+        ).returncode
+        == 0
+    )
     assert _fingerprint(coordinator_run.run_dir) == before, "not a byte, not an mtime, not a side file"
 
 
@@ -143,9 +197,14 @@ def workflow_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     with ScriptedServer() as api:
         api.script(
             bash(f"seq 1 {SEQ}", usage=Usage(input_tokens=3000, output_tokens=10)),
-            bash(f"head -c 40 runs/workbench/spill/{SPILL_FILE}", usage=Usage(input_tokens=3200, output_tokens=10)),  # read back
+            bash(
+                f"head -c 40 runs/workbench/spill/{SPILL_FILE}", usage=Usage(input_tokens=3200, output_tokens=10)
+            ),  # read back
             server_error(),  # a 500: attempt 1 fails, attempt 2 resumes the same session
-            Text("Counted; the output is in the spill file.", usage=Usage(input_tokens=3400, cache_read_input_tokens=1000, output_tokens=10)),
+            Text(
+                "Counted; the output is in the spill file.",
+                usage=Usage(input_tokens=3400, cache_read_input_tokens=1000, output_tokens=10),
+            ),
             Text("Polished.", usage=Usage(input_tokens=200, cache_read_input_tokens=4500, output_tokens=5)),
         )
         env = isolated_env(home, api)
@@ -161,7 +220,9 @@ def test_a_resumed_retry_a_spill_and_a_second_step_in_the_same_session(workflow_
     assert [r["step"] for r in rows] == ["draft", "polish"] and rows[0]["session_id"] == rows[1]["session_id"]
     [session] = report["sessions"]
     answered = [r for r in workflow_run.requests if r.usage is not None]
-    assert session["main"]["context_per_turn"] == [context_of(r) for r in answered], "a failed call reported nothing and is no turn"
+    assert session["main"]["context_per_turn"] == [context_of(r) for r in answered], (
+        "a failed call reported nothing and is no turn"
+    )
     assert session["steps"] == ["draft", "polish"]
 
     draft, polish = report["steps"]
@@ -177,7 +238,9 @@ def test_a_resumed_retry_a_spill_and_a_second_step_in_the_same_session(workflow_
     assert session["spilled_kept_out"] == len(SEQ_OUTPUT) - len(result_text(pointed))
     assert draft["spilled_kept_out"] == session["spilled_kept_out"] and polish["spilled"] == 0
     assert session["spill_reads"] == 1 and report["totals"]["spill_reads"] == 1, "the spilled output was read back once"
-    assert any(result_text(b) == SEQ_OUTPUT[:40].rstrip() for r in answered for b in r.tool_results()), "the spill file was really read"
+    assert any(result_text(b) == SEQ_OUTPUT[:40].rstrip() for r in answered for b in r.tool_results()), (
+        "the spill file was really read"
+    )
 
     marks = [m["kind"] for m in session["main"]["marks"]]
     assert marks.count("error") == 1, "the failed request is marked"
@@ -214,7 +277,9 @@ def _page(run: Run, target: Path) -> str:
 
 
 @pytest.mark.parametrize("which", ["coordinator_run", "workflow_run"])
-def test_the_page_is_self_contained_with_a_point_per_turn_and_the_marks(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_the_page_is_self_contained_with_a_point_per_turn_and_the_marks(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     run: Run = request.getfixturevalue(which)
     html = _page(run, tmp_path / "run.html")
     for outside in ("http:", "https:", "<script", "src=", "href=", "@import", "url("):
@@ -227,9 +292,17 @@ def test_the_page_is_self_contained_with_a_point_per_turn_and_the_marks(which: s
         assert [int(a["data-context"]) for a in dots] == session["main"]["context_per_turn"]
         [line] = [a for t, a in elements if t == "polyline" and a.get("data-session") == sid]
         assert len(line["points"].split()) == len(session["main"]["context_per_turn"])
-        marks = [a["class"].split()[1] for t, a in elements if t == "g" and a.get("class", "").startswith("mark ") and a.get("data-session") == sid]
+        marks = [
+            a["class"].split()[1]
+            for t, a in elements
+            if t == "g" and a.get("class", "").startswith("mark ") and a.get("data-session") == sid
+        ]
         assert sorted(marks) == sorted(m["kind"] for m in session["main"]["marks"])
-        bars = {(a["data-metric"], a["class"].split()[1]): int(a["data-value"]) for t, a in elements if t == "rect" and a.get("data-session") == sid}
+        bars = {
+            (a["data-metric"], a["class"].split()[1]): int(a["data-value"])
+            for t, a in elements
+            if t == "rect" and a.get("data-session") == sid
+        }
         split = session["split"]
         assert bars == {
             ("tool_calls", "main"): split["main_tool_calls"],
@@ -240,9 +313,9 @@ def test_the_page_is_self_contained_with_a_point_per_turn_and_the_marks(which: s
 
 
 def test_headless_chromium_draws_the_chart(coordinator_run: Run, workflow_run: Run, tmp_path: Path) -> None:
-    from flower_cli.analyze.page import CHART_HEIGHT, CHART_LEFT, CHART_TOP, CHART_WIDTH, PALETTE, PLOT_MARGIN
-
     from e2e._chromium import dump_dom, hex_rgb, read_png, screenshot
+
+    from flower_cli.analyze.page import CHART_HEIGHT, CHART_LEFT, CHART_TOP, CHART_WIDTH, PALETTE, PLOT_MARGIN
 
     for run, name in ((coordinator_run, "coordinator"), (workflow_run, "workflow")):
         page = tmp_path / f"{name}.html"
@@ -256,7 +329,9 @@ def test_headless_chromium_draws_the_chart(coordinator_run: Run, workflow_run: R
 
         # And it drew it: inside the plot area, the first session's colour is on screen (its line and dots),
         # and the area is not one flat colour.
-        shot = screenshot(page, tmp_path / f"{name}.png", tmp_path / f"profile-shot-{name}", (CHART_LEFT * 2 + CHART_WIDTH, 900))
+        shot = screenshot(
+            page, tmp_path / f"{name}.png", tmp_path / f"profile-shot-{name}", (CHART_LEFT * 2 + CHART_WIDTH, 900)
+        )
         image = read_png(shot, max_rows=CHART_TOP + CHART_HEIGHT)
         top, right, bottom, left = PLOT_MARGIN
         x0, x1 = CHART_LEFT + left, CHART_LEFT + CHART_WIDTH - right

@@ -17,7 +17,21 @@ import pytest
 
 from flower_cli import AgentSpec, AsideAnswer, Event, Runtime, StepResult, answer_aside, aside_context
 from flower_cli.aside import ASIDE_RULES, ASIDE_TOOLS
-from harness import After, RecordedRequest, ScriptedServer, Step, Text, ToolUse, Usage, read, seen, unauthorized, when_main, when_prompt, when_system
+from harness import (
+    After,
+    RecordedRequest,
+    ScriptedServer,
+    Step,
+    Text,
+    ToolUse,
+    Usage,
+    read,
+    seen,
+    unauthorized,
+    when_main,
+    when_prompt,
+    when_system,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +51,9 @@ def _notes(tmp_path: Path) -> Path:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "brief.md").write_text(f"## Goal\nA ledger. {BRIEF_MARK}\n", encoding="utf-8")
-    (notes / "goal.md").write_text("## Goal\nThe ledger stores entries.\n\n## Checks\n- entries persist\n", encoding="utf-8")
+    (notes / "goal.md").write_text(
+        "## Goal\nThe ledger stores entries.\n\n## Checks\n- entries persist\n", encoding="utf-8"
+    )
     return notes
 
 
@@ -85,7 +101,9 @@ async def test_an_aside_is_answered_beside_the_main_run_and_never_reaches_it(
 
     async def ask() -> None:
         aside.append(
-            await answer_aside(QUESTION, workspace=workspace, run_dir=run_dir, context=context, on_event=aside_events.append)
+            await answer_aside(
+                QUESTION, workspace=workspace, run_dir=run_dir, context=context, on_event=aside_events.append
+            )
         )
 
     async with anyio.create_task_group() as tg:
@@ -168,7 +186,9 @@ async def test_budget_exceeded_is_a_one_line_answer(claude_env: ScriptedServer, 
         Step(Text("never sent"), ASIDE),
     )
     (workspace / "x.txt").write_text("x\n")
-    answer = await answer_aside("how far along?", workspace=workspace, run_dir=workspace / "runs", context="", max_budget_usd=0.01)
+    answer = await answer_aside(
+        "how far along?", workspace=workspace, run_dir=workspace / "runs", context="", max_budget_usd=0.01
+    )
 
     assert not answer.ok and answer.text == "the side question used up its $0.01 budget before it could answer", answer
     assert answer.cost_usd > 0.01  # the turn that crossed the budget is paid for...

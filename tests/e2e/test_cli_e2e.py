@@ -18,7 +18,9 @@ from harness import Outage, ScriptedServer, Text, bash, result_text
 pytestmark = pytest.mark.e2e
 
 
-def flower(*args: str, cwd: Path, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def flower(
+    *args: str, cwd: Path, timeout: float = 240, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the command as a user would: a fresh process, stdin not a terminal."""
     full_env = {**os.environ, "FLOWER_NO_UPDATE": "1", **(env or {})}
     return subprocess.run(
@@ -50,13 +52,17 @@ def test_once_answers_on_stdout_and_records_the_step(claude_env: ScriptedServer,
     assert row["step"] == "ad-hoc" and row["ok"] is True and row["session_id"]
     assert row["num_turns"] >= 2 and row["cost_usd"] > 0
     with sqlite3.connect(run_dir / "sessions.db") as conn:
-        stored = conn.execute("select count(*) from entries where store_key like ?", (f"%/{row['session_id']}",)).fetchone()[0]
+        stored = conn.execute(
+            "select count(*) from entries where store_key like ?", (f"%/{row['session_id']}",)
+        ).fetchone()[0]
     assert stored > 0
     # the status line carries the real cumulative cost, not the original's $0.00
     assert "cost $0.00 " not in done.stderr.replace("cost $0.00 ·", "")
 
 
-def test_once_resume_continues_the_same_session_from_the_store(claude_env: ScriptedServer, workspace: Path, isolated_home: Path) -> None:
+def test_once_resume_continues_the_same_session_from_the_store(
+    claude_env: ScriptedServer, workspace: Path, isolated_home: Path
+) -> None:
     claude_env.script(Text("First answer: remember the word PAPAYA."))
     first = flower("once", "remember a word", cwd=workspace)
     assert first.returncode == 0, first.stderr
@@ -79,7 +85,9 @@ def test_once_resume_of_an_unknown_session_is_a_usage_error(claude_env: Scripted
     assert done.returncode == 2 and "flower sessions" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_outage_mid_once_is_waited_out_and_the_same_session_finishes(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_outage_mid_once_is_waited_out_and_the_same_session_finishes(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     claude_env.script(bash("echo step one"), Outage(seconds=2.0), bash("echo step two"), Text("Both steps done."))
     done = flower("once", "-t", "Bash", "do two steps", cwd=workspace, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -118,9 +126,16 @@ def test_run_drives_a_two_step_workflow(claude_env: ScriptedServer, workspace: P
 
 @pytest.mark.parametrize(
     ("target", "fragment"),
-    [("flows.py", "file.py:attr"), ("missing.py:main", "no file"), ("flows.py:nope", "has no 'nope'"), ("flows.py:value", "not a flower_cli.Workflow")],
+    [
+        ("flows.py", "file.py:attr"),
+        ("missing.py:main", "no file"),
+        ("flows.py:nope", "has no 'nope'"),
+        ("flows.py:value", "not a flower_cli.Workflow"),
+    ],
 )
-def test_run_target_mistakes_are_one_line_errors(claude_env: ScriptedServer, workspace: Path, target: str, fragment: str) -> None:
+def test_run_target_mistakes_are_one_line_errors(
+    claude_env: ScriptedServer, workspace: Path, target: str, fragment: str
+) -> None:
     (workspace / "flows.py").write_text("value = 3\n")
     done = flower("run", target, cwd=workspace)
     assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
@@ -130,7 +145,9 @@ def test_setup_with_flags_merges_into_the_user_env(isolated_home: Path, workspac
     user_env = isolated_home / ".config" / "flower" / ".env"
     user_env.parent.mkdir(parents=True)
     user_env.write_text("MY_OTHER_KEY=keep-me\n")
-    done = flower("setup", "--token", "gw-token-123", "--base-url", "http://127.0.0.1:9", "--model", "claude-x", cwd=workspace)
+    done = flower(
+        "setup", "--token", "gw-token-123", "--base-url", "http://127.0.0.1:9", "--model", "claude-x", cwd=workspace
+    )
     assert done.returncode == 0, done.stderr
     text = user_env.read_text()
     assert "MY_OTHER_KEY=keep-me" in text and "ANTHROPIC_AUTH_TOKEN=gw-token-123" in text
@@ -143,7 +160,9 @@ def test_setup_without_a_terminal_or_flags_says_what_to_pass(isolated_home: Path
     assert done.returncode == 2 and "--token" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_once_without_credentials_and_without_a_terminal_exits_3_with_the_fix(isolated_home: Path, workspace: Path) -> None:
+def test_once_without_credentials_and_without_a_terminal_exits_3_with_the_fix(
+    isolated_home: Path, workspace: Path
+) -> None:
     done = flower("once", "hi", cwd=workspace)
     assert done.returncode == 3
     assert "flower setup" in done.stderr and "Traceback" not in done.stderr
@@ -154,7 +173,15 @@ def test_two_once_processes_sharing_a_run_dir_keep_both_rows(claude_env: Scripte
     claude_env.script(Text("answer one"), Text("answer two"))
     env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "flower_cli", "once", f"question {n}"], cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "flower_cli", "once", f"question {n}"],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for n in (1, 2)
     ]
     outs = [p.communicate(timeout=240) for p in procs]
@@ -220,7 +247,15 @@ def test_sigterm_mid_step_records_the_step(claude_env: ScriptedServer, workspace
 
     claude_env.script(Hang())
     env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "once", "hang please"], cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "once", "hang please"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         claude_env.wait_for(lambda s: len(s.message_requests) >= 1, timeout=120)
         proc.send_signal(signal.SIGTERM)
@@ -232,14 +267,31 @@ def test_sigterm_mid_step_records_the_step(claude_env: ScriptedServer, workspace
     assert row["error"] == "killed-by-signal" and row["ok"] is False and row["ended_at"] > 0
 
 
-def test_first_run_on_a_terminal_asks_for_credentials(scripted_api: ScriptedServer, isolated_home: Path, workspace: Path) -> None:
+def test_first_run_on_a_terminal_asks_for_credentials(
+    scripted_api: ScriptedServer, isolated_home: Path, workspace: Path
+) -> None:
     import pty
     import select
 
     scripted_api.script(Text("configured and answered"))
-    env = {**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", "ANTHROPIC_BASE_URL": scripted_api.url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+    env = {
+        **os.environ,
+        "FLOWER_NO_UPDATE": "1",
+        "FLOWER_NO_PROBE": "1",
+        "ANTHROPIC_BASE_URL": scripted_api.url,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    }
     controller, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "once", "hello"], cwd=workspace, env=env, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "once", "hello"],
+        cwd=workspace,
+        env=env,
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     os.close(terminal)
     try:
         for answer in ("sk-ant-typed-at-the-prompt", "", ""):
@@ -256,7 +308,9 @@ def test_first_run_on_a_terminal_asks_for_credentials(scripted_api: ScriptedServ
     del select
 
 
-def test_once_with_a_workbench_spills_big_output_and_shows_the_block(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_once_with_a_workbench_spills_big_output_and_shows_the_block(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     claude_env.script(
         bash("python3 -c \"[print(f'line {i:05d} ' + 'z'*60) for i in range(700)]\""),
         Text("Spilled and done."),

@@ -39,7 +39,9 @@ def flower(*args: str, cwd: Path, timeout: float = 240, stdout: int | None = Non
     )
 
 
-def one_line_error(done: subprocess.CompletedProcess[str], code: int, *fragments: str, after_progress: bool = False) -> str:
+def one_line_error(
+    done: subprocess.CompletedProcess[str], code: int, *fragments: str, after_progress: bool = False
+) -> str:
     """The error line of a failed command, checked for the exit code, no traceback and ``fragments``.
 
     Before any work it is the only line on stderr; ``after_progress``: the last one, after the run's progress.
@@ -81,7 +83,9 @@ def test_the_console_script_is_the_one_tested() -> None:
         (["--json", "setup", "--token"], ["--token", "requires an argument", "flower setup --help"]),
     ],
 )
-def test_usage_errors_are_one_line_and_exit_2(isolated_home: Path, workspace: Path, args: list[str], fragments: list[str]) -> None:
+def test_usage_errors_are_one_line_and_exit_2(
+    isolated_home: Path, workspace: Path, args: list[str], fragments: list[str]
+) -> None:
     done = flower(*args, cwd=workspace, timeout=60)
     one_line_error(done, 2, *fragments)
     assert done.stdout == ""
@@ -117,7 +121,9 @@ def test_a_stray_file_as_sessions_db_is_refused_and_left_as_it_is(claude_env: Sc
     assert claude_env.message_requests == []
 
 
-def test_a_half_copied_sessions_db_is_refused_and_nothing_written_is_lost(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_a_half_copied_sessions_db_is_refused_and_nothing_written_is_lost(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     claude_env.script(Text("first answer"))
     assert flower("once", "first", cwd=workspace).returncode == 0
     runs = workspace / "runs"
@@ -190,7 +196,9 @@ def mount_tmpfs(tmp_path: Path) -> Iterator[Callable[..., Path]]:
         options = f"size={size_kb}k,mode=0777" + (",ro" if read_only else "")
         if shutil.which("mount") is None:
             pytest.skip("no mount(8) here")
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True, text=True
+        )
         if done.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {done.stderr.strip()}")
         mounted.append(target)
@@ -215,7 +223,9 @@ def fill(disk: Path) -> None:
         os.close(fd)
 
 
-def test_a_full_disk_before_the_run_is_found_before_any_model_call(claude_env: ScriptedServer, workspace: Path, mount_tmpfs: Callable[..., Path]) -> None:
+def test_a_full_disk_before_the_run_is_found_before_any_model_call(
+    claude_env: ScriptedServer, workspace: Path, mount_tmpfs: Callable[..., Path]
+) -> None:
     disk = mount_tmpfs(256)
     runs = disk / "runs"
     runs.mkdir()
@@ -247,7 +257,9 @@ def test_a_disk_that_fills_during_the_step_keeps_the_answer_and_the_old_manifest
     assert (runs / "manifest.json").read_bytes() == manifest_before, "the old manifest must survive intact"
 
 
-def test_a_read_only_run_dir_is_refused(claude_env: ScriptedServer, workspace: Path, mount_tmpfs: Callable[..., Path]) -> None:
+def test_a_read_only_run_dir_is_refused(
+    claude_env: ScriptedServer, workspace: Path, mount_tmpfs: Callable[..., Path]
+) -> None:
     disk = mount_tmpfs(64, read_only=True)
     done = flower("-r", str(disk), "once", "hi", cwd=workspace)
     one_line_error(done, 3, str(disk), "read-only", "-r")
@@ -255,7 +267,9 @@ def test_a_read_only_run_dir_is_refused(claude_env: ScriptedServer, workspace: P
 
 
 @pytest.mark.parametrize("mode", [[], ["--json"]], ids=["text", "json"])
-def test_stdout_on_a_full_device_lets_the_step_finish_and_says_where_it_is_kept(claude_env: ScriptedServer, workspace: Path, mode: list[str]) -> None:
+def test_stdout_on_a_full_device_lets_the_step_finish_and_says_where_it_is_kept(
+    claude_env: ScriptedServer, workspace: Path, mode: list[str]
+) -> None:
     claude_env.script(Text("an answer for a full disk"))
     with open("/dev/full", "w") as full:  # a real device whose every write fails with ENOSPC
         done = flower(*mode, "once", "hi", cwd=workspace, stdout=full.fileno())
@@ -270,7 +284,9 @@ def test_stdout_on_a_full_device_lets_the_step_finish_and_says_where_it_is_kept(
 
 
 @pytest.mark.parametrize("url", ["not a url", "http://127.0.0.1:99999", "127.0.0.1:8080"])
-def test_a_bad_base_url_in_env_is_a_configuration_error_not_a_wait(claude_env: ScriptedServer, workspace: Path, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_base_url_in_env_is_a_configuration_error_not_a_wait(
+    claude_env: ScriptedServer, workspace: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={url}\n")
     done = flower("once", "hi", cwd=workspace, timeout=120)
@@ -307,4 +323,3 @@ def test_a_dotenv_that_is_binary_or_a_folder_is_skipped_with_a_note(isolated_hom
     done = flower("once", "hi", cwd=workspace, timeout=60)
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "binary" in done.stderr and "flower setup" in done.stderr
-

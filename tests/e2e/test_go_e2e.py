@@ -19,7 +19,23 @@ import pytest
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, Brief, Goal
 from flower_cli.aside import ASIDE_RULES
 from flower_cli.human import DECLINED_TEXT, TIMEOUT_TEXT
-from harness import After, Hang, ScriptedServer, Text, ToolUse, Turn, bash, dispatch, keyed, result_text, when, when_main, when_notified, when_prompt, when_system
+from harness import (
+    After,
+    Hang,
+    ScriptedServer,
+    Text,
+    ToolUse,
+    Turn,
+    bash,
+    dispatch,
+    keyed,
+    result_text,
+    when,
+    when_main,
+    when_notified,
+    when_prompt,
+    when_system,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -64,9 +80,19 @@ def env_for(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **(extra or {})}
 
 
-def flower(*args: str, cwd: Path, timeout: float = 300, stdin: Any = subprocess.DEVNULL, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "flower_cli", *args], cwd=cwd, env=env_for(), stdin=None if input is not None else stdin,
-                          input=input, capture_output=True, text=True, timeout=timeout)
+def flower(
+    *args: str, cwd: Path, timeout: float = 300, stdin: Any = subprocess.DEVNULL, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flower_cli", *args],
+        cwd=cwd,
+        env=env_for(),
+        stdin=None if input is not None else stdin,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def rows(ws: Path) -> list[dict[str, Any]]:
@@ -111,13 +137,31 @@ def test_clarify_goal_work_judged_twice_continues_the_same_session(claude_env: S
     claude_env.script(
         *keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF)),
         *keyed(GOAL_SETTER, Text(GOAL)),
-        *keyed(LEAD & ~when_notified(), Turn(["One worker writes the greeting.", dispatch(
-            "write hello", bash("echo hello > hello.txt"), Text("WROTE-HELLO: hello.txt"), subagent_type="coder")]),
-            Text("Dispatched; waiting.")),
+        *keyed(
+            LEAD & ~when_notified(),
+            Turn(
+                [
+                    "One worker writes the greeting.",
+                    dispatch(
+                        "write hello",
+                        bash("echo hello > hello.txt"),
+                        Text("WROTE-HELLO: hello.txt"),
+                        subagent_type="coder",
+                    ),
+                ]
+            ),
+            Text("Dispatched; waiting."),
+        ),
         *keyed(LEAD & when_notified("WROTE-HELLO"), Text("Round one: hello.txt is written.")),
-        *keyed(JUDGE, verdict("not yet", "README-MISSING: there is no README.md", "README.md exists"),
-               verdict("achieved", "both checks pass")),
-        *keyed(LEAD & when(lambda r: "README-MISSING" in r.last_user_text), Text("Round two: README.md written too. ALL-DONE")),
+        *keyed(
+            JUDGE,
+            verdict("not yet", "README-MISSING: there is no README.md", "README.md exists"),
+            verdict("achieved", "both checks pass"),
+        ),
+        *keyed(
+            LEAD & when(lambda r: "README-MISSING" in r.last_user_text),
+            Text("Round two: README.md written too. ALL-DONE"),
+        ),
     )
     done = flower("--timeout", "0", "build a greeter", cwd=workspace)
     assert done.returncode == 0, done.stderr
@@ -130,7 +174,9 @@ def test_clarify_goal_work_judged_twice_continues_the_same_session(claude_env: S
     assert tool_result_after(claude_env, "mcp__human__ask") == TIMEOUT_TEXT
     brief = Brief.load(notes(workspace) / "brief.md")
     assert brief.complete and "Assumption: the greeting is in English" in brief.unknowns
-    assert "Here is the brief." not in (notes(workspace) / "brief.md").read_text(), "the file is the parsed brief, not the raw answer"
+    assert "Here is the brief." not in (notes(workspace) / "brief.md").read_text(), (
+        "the file is the parsed brief, not the raw answer"
+    )
     goal = Goal.load(notes(workspace) / "goal.md")
     assert goal.complete and len(goal.checks) == 2
     qa = (notes(workspace) / "qa-log.md").read_text()
@@ -154,7 +200,9 @@ def test_clarify_goal_work_judged_twice_continues_the_same_session(claude_env: S
     assert "== clarify" in done.stderr and "== work" in done.stderr and "3/3" in done.stderr
 
 
-def test_unreachable_with_nobody_answering_stops_with_exit_1_and_the_reason(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_unreachable_with_nobody_answering_stops_with_exit_1_and_the_reason(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     seed(workspace)
     claude_env.script(
         *keyed(LEAD, Text("Did what can be done here.")),
@@ -172,7 +220,9 @@ def test_unreachable_with_nobody_answering_stops_with_exit_1_and_the_reason(clau
     assert "Picking up where it stopped" in done.stderr and "goal: 2 checks" in done.stderr
 
 
-def test_piped_stdin_without_timeout_warns_and_a_question_falls_through_at_its_end(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_piped_stdin_without_timeout_warns_and_a_question_falls_through_at_its_end(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     seed(workspace, goal=False)
     (notes(workspace) / "brief.md").unlink()  # a fresh directory: the clarifier runs and asks
     claude_env.script(
@@ -187,7 +237,9 @@ def test_piped_stdin_without_timeout_warns_and_a_question_falls_through_at_its_e
     assert "stdin is not a terminal" in done.stderr and "--timeout 0" in done.stderr
     assert done.stdout.strip() == "Everything is done. PIPED-DONE"
     answer = tool_result_after(claude_env, "mcp__human__ask")
-    assert answer == TIMEOUT_TEXT or answer.startswith(DECLINED_TEXT), f"the question must fall through, not wait: {answer!r}"
+    assert answer == TIMEOUT_TEXT or answer.startswith(DECLINED_TEXT), (
+        f"the question must fall through, not wait: {answer!r}"
+    )
     qa = (notes(workspace) / "qa-log.md").read_text()
     assert QUESTION in qa
     assert [r["step"] for r in rows(workspace)] == ["clarify", "goal", "work", "work·judge#1"]
@@ -212,8 +264,14 @@ class Terminal:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flower_cli", *args], cwd=cwd, env=env_for({"COLUMNS": "200"}), stdin=slave,
-            stdout=subprocess.PIPE, stderr=slave, start_new_session=True, preexec_fn=controlling_tty,
+            [sys.executable, "-m", "flower_cli", *args],
+            cwd=cwd,
+            env=env_for({"COLUMNS": "200"}),
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=controlling_tty,
         )
         os.close(slave)
         self._screen = ""
@@ -259,7 +317,9 @@ class Terminal:
 
 
 def test_a_question_answered_at_the_terminal_reaches_the_model(claude_env: ScriptedServer, workspace: Path) -> None:
-    claude_env.script(*keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF)))
+    claude_env.script(
+        *keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF))
+    )
     term = Terminal(["--clarify-only", "build a greeter"], workspace)
     term.wait_for("2) French")
     term.type("2\n")
@@ -273,9 +333,18 @@ def test_a_question_answered_at_the_terminal_reaches_the_model(claude_env: Scrip
 
 
 def test_a_question_answered_through_json_stdin_reaches_the_model(claude_env: ScriptedServer, workspace: Path) -> None:
-    claude_env.script(*keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF)))
-    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "--json", "--clarify-only", "build a greeter"], cwd=workspace,
-                            env=env_for(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    claude_env.script(
+        *keyed(CLARIFIER, ToolUse("mcp__human__ask", {"question": QUESTION, "options": OPTIONS}), Text(BRIEF))
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "--json", "--clarify-only", "build a greeter"],
+        cwd=workspace,
+        env=env_for(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     events = []
     for line in proc.stdout:
@@ -298,14 +367,23 @@ def test_a_question_answered_through_json_stdin_reaches_the_model(claude_env: Sc
 # --- continuity ------------------------------------------------------------------------------------
 
 
-def test_killed_mid_work_wakes_in_the_same_session_and_new_starts_over(claude_env: ScriptedServer, workspace: Path, isolated_home: Path) -> None:
+def test_killed_mid_work_wakes_in_the_same_session_and_new_starts_over(
+    claude_env: ScriptedServer, workspace: Path, isolated_home: Path
+) -> None:
     claude_env.script(
         *keyed(CLARIFIER, Text(BRIEF)),
         *keyed(LEAD, ToolUse("Read", {"file_path": str(workspace / "notes.txt")}), Hang()),
     )
     (workspace / "notes.txt").write_text("FIRST-LIFE notes\n")
-    first = subprocess.Popen([sys.executable, "-m", "flower_cli", "--no-goal", "build a greeter"], cwd=workspace, env=env_for(),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "--no-goal", "build a greeter"],
+        cwd=workspace,
+        env=env_for(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     claude_env.wait_for(lambda s: sum(1 for r in s.message_requests if LEAD(r)) >= 2, timeout=180)
     # The store mirrors the transcript a moment after the harness sends the next request: kill once the
     # tool result is stored (what a crash would find after an eager flush), not before.
@@ -352,16 +430,29 @@ def test_killed_mid_work_wakes_in_the_same_session_and_new_starts_over(claude_en
 # --- talking to a running coordinator (issue 13: mail, Ctrl-C) -------------------------------------
 
 
-def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     seed(workspace, goal=False)
     mailed = threading.Event()
     answered = threading.Event()
     claude_env.script(
-        *keyed(LEAD, After(lambda s: mailed.is_set() and answered.is_set(), ToolUse("mcp__human__inbox", {})), Text("Read the mail. MAIL-SEEN")),
+        *keyed(
+            LEAD,
+            After(lambda s: mailed.is_set() and answered.is_set(), ToolUse("mcp__human__inbox", {})),
+            Text("Read the mail. MAIL-SEEN"),
+        ),
         *keyed(ASIDE, Text("It is waiting on its first turn. ASIDE-ANSWER")),
     )
-    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "--json", "--no-goal"], cwd=workspace, env=env_for(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "--json", "--no-goal"],
+        cwd=workspace,
+        env=env_for(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     events = []
     for line in proc.stdout:
@@ -386,7 +477,11 @@ def test_mail_sent_through_json_stdin_reaches_the_coordinator_and_the_brief(clau
     assert "ALSO-EXPORT-CSV" in (notes(workspace) / "qa-log.md").read_text()
     # the side question was answered beside the run, by its own runtime, and never reached the main session
     [aside] = [e for e in events if e["kind"] == "aside"]
-    assert aside["payload"]["ok"] is True and "ASIDE-ANSWER" in aside["text"] and aside["payload"]["question"].startswith("SIDE-QUESTION")
+    assert (
+        aside["payload"]["ok"] is True
+        and "ASIDE-ANSWER" in aside["text"]
+        and aside["payload"]["question"].startswith("SIDE-QUESTION")
+    )
     assert not any("SIDE-QUESTION" in r.text for r in claude_env.message_requests if LEAD(r))
     assert (workspace / "runs" / "aside" / "sessions.db").is_file()
     assert all(r["step"] == "work" for r in rows(workspace)), "the aside is not in the main manifest"
@@ -398,7 +493,11 @@ def test_a_line_typed_at_the_terminal_is_mail_for_the_coordinator_and_a_question
     seed(workspace, goal=False)
     term_ready = threading.Event()
     claude_env.script(
-        *keyed(LEAD, After(lambda s: term_ready.is_set(), ToolUse("mcp__human__inbox", {})), Text("Read the mail. TERM-MAIL-SEEN")),
+        *keyed(
+            LEAD,
+            After(lambda s: term_ready.is_set(), ToolUse("mcp__human__inbox", {})),
+            Text("Read the mail. TERM-MAIL-SEEN"),
+        ),
         *keyed(ASIDE, Text("It is reading its inbox. TERM-ASIDE-ANSWER")),
     )
     term = Terminal(["--no-goal", "Build the greeter"], workspace)
@@ -427,7 +526,10 @@ def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctr
     seed(workspace, goal=False)
     spoken = threading.Event()
     claude_env.script(
-        *keyed(LEAD & when(lambda r: "FOCUS-ON-TESTS" not in r.text), After(lambda s: spoken.is_set(), Text("Working on part one."))),
+        *keyed(
+            LEAD & when(lambda r: "FOCUS-ON-TESTS" not in r.text),
+            After(lambda s: spoken.is_set(), Text("Working on part one.")),
+        ),
         *keyed(LEAD & when(lambda r: "FOCUS-ON-TESTS" in r.last_user_text), Hang()),
     )
     term = Terminal(["--no-goal", "Build the greeter"], workspace)
@@ -437,7 +539,9 @@ def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctr
     term.type("FOCUS-ON-TESTS first\n")
     term.wait_for("interrupting this round", after=mark)
     spoken.set()
-    claude_env.wait_for(lambda s: any(LEAD(r) and "FOCUS-ON-TESTS" in r.last_user_text for r in s.message_requests), timeout=180)
+    claude_env.wait_for(
+        lambda s: any(LEAD(r) and "FOCUS-ON-TESTS" in r.last_user_text for r in s.message_requests), timeout=180
+    )
     resumed = next(r for r in claude_env.message_requests if LEAD(r) and "FOCUS-ON-TESTS" in r.last_user_text)
     assert "Build the greeter" in resumed.text, "the same session goes on with the words"
 
@@ -458,8 +562,15 @@ def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctr
 def test_ctrl_c_in_a_pipe_exits_130_at_once(claude_env: ScriptedServer, workspace: Path) -> None:
     seed(workspace, goal=False)
     claude_env.script(*keyed(LEAD, Hang()))
-    proc = subprocess.Popen([sys.executable, "-m", "flower_cli", "--no-goal", "--timeout", "0"], cwd=workspace, env=env_for(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flower_cli", "--no-goal", "--timeout", "0"],
+        cwd=workspace,
+        env=env_for(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     claude_env.wait_for(lambda s: any(LEAD(r) for r in s.message_requests), timeout=180)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -27,7 +27,6 @@ from harness import (
     dispatch,
     invalid_request,
     keyed,
-    seen,
     when,
     when_main,
     when_notified,
@@ -66,20 +65,37 @@ def spec() -> AgentSpec:
     return AgentSpec("counter", "You count things.", allowed_tools=["Bash", "Read"])
 
 
-async def test_usage_over_the_threshold_hands_off_to_a_fresh_session(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+async def test_usage_over_the_threshold_hands_off_to_a_fresh_session(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
     first = when_main() & when_prompt("COUNT-TASK") & ~WRITING
     claude_env.script(
         # Round 1 reads 140k of context (past the warning), round 2 160k (past the handoff point) and runs a tool:
         # the step stops when its result is in, before the model is asked again.
-        *keyed(first, bash("echo one", text="Looking.", usage=Usage(input_tokens=120_000, cache_read_input_tokens=20_000))),
-        *keyed(first, bash("echo two", text="Counting.", usage=Usage(input_tokens=10_000, cache_read_input_tokens=140_000, cache_creation_input_tokens=10_000))),
+        *keyed(
+            first, bash("echo one", text="Looking.", usage=Usage(input_tokens=120_000, cache_read_input_tokens=20_000))
+        ),
+        *keyed(
+            first,
+            bash(
+                "echo two",
+                text="Counting.",
+                usage=Usage(input_tokens=10_000, cache_read_input_tokens=140_000, cache_creation_input_tokens=10_000),
+            ),
+        ),
         Step(Text(HANDOFF_TEXT), WRITING),
         Step(Text("SUCCESSOR-DONE: 2 widgets"), when_prompt(TAKING_OVER)),
     )
     events: list[Event] = []
     sessions: list[str] = []
     with Runtime(workspace, tmp_path / "runs", workbench=True, handoff=HandoffPolicy(window=WINDOW)) as rt:
-        result = await rt.run(spec(), "COUNT-TASK: count the widgets", step_name="count", on_event=events.append, on_session=sessions.append)
+        result = await rt.run(
+            spec(),
+            "COUNT-TASK: count the widgets",
+            step_name="count",
+            on_event=events.append,
+            on_session=sessions.append,
+        )
         notes = rt.workbench.notes if rt.workbench else None
 
     assert result.ok, (result.error, result.errors)
@@ -107,7 +123,11 @@ async def test_usage_over_the_threshold_hands_off_to_a_fresh_session(claude_env:
     phases = [e.payload.get("phase") for e in events if e.kind == "handoff"]
     assert phases == ["near", "writing", "done"]
     done = next(e for e in events if e.kind == "handoff" and e.payload.get("phase") == "done")
-    assert done.payload["degraded"] is False and done.payload["retired"] == result.retired[0] and done.payload["path"] == str(saved)
+    assert (
+        done.payload["degraded"] is False
+        and done.payload["retired"] == result.retired[0]
+        and done.payload["path"] == str(saved)
+    )
 
     row = rows(tmp_path / "runs")[-1]
     assert row["retired"] == result.retired and row["session_id"] == result.session_id and row["ok"] is True
@@ -126,7 +146,9 @@ async def test_a_coordinator_past_the_threshold_waits_for_its_live_worker_then_h
     def turn_ended(_server: ScriptedServer) -> bool:  # the Runtime has seen the dispatching turn end
         return any(e.kind == "turn" for e in events)
 
-    worker = dispatch("count widgets", After(turn_ended, Text("WORKER-DONE: 7 widgets")), prompt="COUNT-PIECE: count the widgets")
+    worker = dispatch(
+        "count widgets", After(turn_ended, Text("WORKER-DONE: 7 widgets")), prompt="COUNT-PIECE: count the widgets"
+    )
     big = Usage(input_tokens=10_000, cache_read_input_tokens=150_000)
     claude_env.script(
         *keyed(main & ~when_notified(), Turn([worker], usage=big), Text("Waiting for the worker.", usage=big)),
@@ -145,18 +167,21 @@ async def test_a_coordinator_past_the_threshold_waits_for_its_live_worker_then_h
     writing = [r for r in requests if WRITING(r)]
     assert len(writing) == 1, "one handoff, after the worker: none while it was live"
     worker_requests = [i for i, r in enumerate(requests) if when_subagent()(r)]
-    assert worker_requests and max(worker_requests) < requests.index(writing[0]), "the worker finished before the handoff"
+    assert worker_requests and max(worker_requests) < requests.index(writing[0]), (
+        "the worker finished before the handoff"
+    )
     # The old session wrote its handoff with the whole turn in view: the worker's notification and the
     # command's result had reached the store the resumed session is loaded from.
     assert "WORKER-DONE" in writing[0].text and "echo checked" in json.dumps(writing[0].tool_uses())
     assert "checked" in json.dumps(writing[0].tool_results())
-    assert not [r for r in requests if not WRITING(r) and any(b.get("content") == "checked" for b in r.tool_results())], "no request past the boundary"
+    assert not [
+        r for r in requests if not WRITING(r) and any(b.get("content") == "checked" for b in r.tool_results())
+    ], "no request past the boundary"
     assert not any("stopped" in e for e in result.errors), result.errors
     first_turn = next(e for e in events if e.kind == "turn")
     assert first_turn.payload["live_workers"], "the turn past the handoff point ended with the worker live"
     assert [e.payload.get("phase") for e in events if e.kind == "handoff"] == ["near", "writing", "done"]
     assert rows(tmp_path / "runs")[-1]["retired"] == result.retired
-
 
 
 async def test_past_the_no_waiting_point_the_handoff_stops_a_live_worker_and_says_so(
@@ -187,11 +212,16 @@ async def test_past_the_no_waiting_point_the_handoff_stops_a_live_worker_and_say
     successor = next(r for r in requests if TAKING_OVER in r.first_user_text)
     assert 'stopped background workers before they finished: "count widgets"' in successor.first_user_text
     done = next(e for e in events if e.kind == "handoff" and e.payload.get("phase") == "done")
-    assert done.payload["stopped_workers"] == ["count widgets"] and "stopped unfinished worker 'count widgets'" in done.text
+    assert (
+        done.payload["stopped_workers"] == ["count widgets"]
+        and "stopped unfinished worker 'count widgets'" in done.text
+    )
     assert [w["status"] for w in result.workers] == ["stopped"]
 
 
-async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_words(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_words(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
     first = when_main() & when_prompt("ROUND-1") & ~WRITING
     claude_env.script(
         # Round 1 ends its step at 160k: nothing to hand over then (the step is done).
@@ -203,18 +233,24 @@ async def test_a_session_resumed_past_the_threshold_hands_off_before_the_new_wor
         one = await rt.run(spec(), "ROUND-1: start", step_name="work")
         assert one.ok and not one.retired and one.context == 160_000
         events: list[Event] = []
-        two = await rt.run(spec(), "ROUND-2: the judge's gaps", step_name="work#round2", resume=one.session_id, on_event=events.append)
+        two = await rt.run(
+            spec(), "ROUND-2: the judge's gaps", step_name="work#round2", resume=one.session_id, on_event=events.append
+        )
 
     assert two.ok and two.text == "ROUND-2-DONE", (two.error, two.errors)
     assert two.retired == [one.session_id] and two.session_id != one.session_id
     writing = next(r for r in claude_env.message_requests if WRITING(r))
-    assert "ROUND-1" in writing.first_user_text and "ROUND-2" not in writing.text, "the old session wrote it, before the new words"
+    assert "ROUND-1" in writing.first_user_text and "ROUND-2" not in writing.text, (
+        "the old session wrote it, before the new words"
+    )
     successor = next(r for r in claude_env.message_requests if TAKING_OVER in r.first_user_text)
     assert "HANDOFF-NEXT" in successor.first_user_text and "ROUND-2: the judge's gaps" in successor.first_user_text
     assert [e.payload.get("phase") for e in events if e.kind == "handoff"] == ["writing", "done"]
 
 
-async def test_a_prompt_too_long_error_forces_a_degraded_handoff(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+async def test_a_prompt_too_long_error_forces_a_degraded_handoff(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
     big = when_main() & when_prompt("BIG-TASK")
     claude_env.script(
         # 120k is below the warning: the next request overflows a window smaller than the policy thinks
@@ -252,7 +288,12 @@ async def test_the_ninth_generation_stops_the_step(claude_env: ScriptedServer, w
 
     assert not result.ok
     assert len(result.retired) == 8 and len(set(result.retired)) == 8
-    assert result.error and "handed off 8 times" in result.error and "--no-handoff" in result.error and "\n" not in result.error
+    assert (
+        result.error
+        and "handed off 8 times" in result.error
+        and "--no-handoff" in result.error
+        and "\n" not in result.error
+    )
     assert len(claude_env.message_requests) == 9
     phases = [e.payload.get("phase") for e in events if e.kind == "handoff"]
     assert phases == ["done"] * 8 + ["stopped"]
@@ -272,8 +313,12 @@ def test_flower_once_hands_off_with_the_window_from_flower_window(claude_env: Sc
     )
     done = subprocess.run(
         [sys.executable, "-m", "flower_cli", "-W", "--json", "once", "-t", "Bash", "CLI-TASK: count"],
-        cwd=workspace, env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_WINDOW": "100k"},
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+        cwd=workspace,
+        env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_WINDOW": "100k"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -290,7 +335,12 @@ def test_flower_once_hands_off_with_the_window_from_flower_window(claude_env: Sc
     # `flower analyze` on that run dir: one handoff, the retired session linked to its successor
     seen = subprocess.run(
         [sys.executable, "-m", "flower_cli", "--json", "analyze"],
-        cwd=workspace, env={**os.environ, "FLOWER_NO_UPDATE": "1"}, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        cwd=workspace,
+        env={**os.environ, "FLOWER_NO_UPDATE": "1"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert seen.returncode == 0, seen.stderr
     report = json.loads(seen.stdout)

@@ -78,7 +78,7 @@ async def test_an_answer_from_another_thread_reaches_the_model(claude_env: Scrip
     states = [e.payload["state"] for e in events if e.kind == "ask"]
     assert states == ["asked", "answered"]
     record = log.read_text(encoding="utf-8")
-    assert f"**Q** (q1 · " in record and QUESTION in record
+    assert "**Q** (q1 · " in record and QUESTION in record
     assert "options: SQLite / PostgreSQL" in record and "**A** [answered] SQLite" in record
 
 

@@ -33,7 +33,9 @@ async def test_an_interrupt_after_a_tool_result_resumes_with_the_result_and_the_
             if event.kind == "tool_result" and not event.subagent:
                 rt.interrupt(WORDS)
 
-        result = await rt.run(AgentSpec("sorter", "You sort things.", allowed_tools=["Bash"]), "SORT-TASK: sort", on_event=on_event)
+        result = await rt.run(
+            AgentSpec("sorter", "You sort things.", allowed_tools=["Bash"]), "SORT-TASK: sort", on_event=on_event
+        )
 
     assert result.ok and result.text == "RESUMED-DONE", (result.error, result.errors)
     assert result.interrupts == 1 and result.resumed

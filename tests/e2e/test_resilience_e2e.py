@@ -64,7 +64,9 @@ def texts(messages: list[Any]) -> list[str]:
     return [b.text for m in messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, TextBlock)]
 
 
-async def test_an_outage_mid_session_waits_then_resumes_the_same_session(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_an_outage_mid_session_waits_then_resumes_the_same_session(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     claude_env.script(
         bash("echo one > one.txt"),
         bash("echo two > two.txt"),
@@ -124,7 +126,9 @@ async def test_an_outage_mid_session_waits_then_resumes_the_same_session(claude_
     assert elapsed < 60
 
 
-async def test_with_the_default_schedule_the_resume_follows_the_servers_return(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_with_the_default_schedule_the_resume_follows_the_servers_return(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     # The default policy (probes 0.5 s apart, growing ×1.25): the old one probed every 15 s and then backed off
     # 3-5 s more. benchmarks/recovery.py measures the lag; this pins down the behaviour.
     claude_env.script(bash("echo one > one.txt"), Outage(seconds=None), Text("Done after the outage."))
@@ -147,7 +151,9 @@ async def test_with_the_default_schedule_the_resume_follows_the_servers_return(c
 
 
 @pytest.mark.parametrize("refusal", [rate_limited(retry_after=1), overloaded()], ids=["429", "529"])
-async def test_a_rate_limit_or_an_overload_still_backs_off(claude_env: ScriptedServer, workspace: Path, refusal: Any) -> None:
+async def test_a_rate_limit_or_an_overload_still_backs_off(
+    claude_env: ScriptedServer, workspace: Path, refusal: Any
+) -> None:
     # The endpoint is reachable (the first probe says so): the server asked us to slow down, so we do.
     claude_env.script(refusal, Text("Fine now."))
     events: list[ResilienceEvent] = []
@@ -187,7 +193,9 @@ async def test_a_401_stops_at_once_without_waiting(claude_env: ScriptedServer, w
         record.raise_for_error()
 
 
-async def test_an_outage_longer_than_max_offline_wait_ends_with_a_clear_error(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_an_outage_longer_than_max_offline_wait_ends_with_a_clear_error(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     claude_env.script(bash("echo one > one.txt"), Outage(seconds=None))  # down until the test ends
     events: list[ResilienceEvent] = []
     policy = Resilience(base_delay=0.2, probe_interval=0.2, probe_timeout=1.0, max_offline_wait=1.5)
@@ -198,7 +206,9 @@ async def test_an_outage_longer_than_max_offline_wait_ends_with_a_clear_error(cl
 
     record = stream.record
     host, port = claude_env.host, claude_env.port
-    assert record.error is not None and record.error.startswith(f"network not back within 1.5 s ({host}:{port} unreachable)")
+    assert record.error is not None and record.error.startswith(
+        f"network not back within 1.5 s ({host}:{port} unreachable)"
+    )
     assert "last error: API Error" in record.error
     # Deterministic since the Outage closes the port before it cuts the connection: the first probe after the
     # failure cannot find the server still listening (it sometimes did, and the run backed off and retried).
@@ -258,8 +268,13 @@ async def test_a_callers_resume_counts_only_what_this_call_cost(claude_env: Scri
     [m async for m in first]
     assert first.record.ok and first.record.cost_usd > 0
 
-    second = resilient_query(prompt="Second part.", options=agent_options(workspace, session_store=store,
-                             session_store_flush="eager", resume=first.record.session_id), policy=FAST)
+    second = resilient_query(
+        prompt="Second part.",
+        options=agent_options(
+            workspace, session_store=store, session_store_flush="eager", resume=first.record.session_id
+        ),
+        policy=FAST,
+    )
     [m async for m in second]
     assert second.record.ok and second.record.session_id == first.record.session_id
     reported = second.record.attempts[0].reported_cost_usd
@@ -272,18 +287,27 @@ async def test_a_callers_resume_counts_only_what_this_call_cost(claude_env: Scri
 WORKER = AgentSpec("worker", "Be terse.", allowed_tools=["Bash"])
 
 
-async def _runtime_step_through_an_outage(server: ScriptedServer, workspace: Path, *, workbench: bool) -> tuple[Runtime, Any]:
+async def _runtime_step_through_an_outage(
+    server: ScriptedServer, workspace: Path, *, workbench: bool
+) -> tuple[Runtime, Any]:
     server.script(bash("echo one > one.txt"), Outage(seconds=None), Text("Resumed and done."))
     rt = Runtime(workspace, workspace / "runs", workbench=workbench, resilience=FAST)
     seen: list[Event] = []
     with rt:
         result = await rt.run(WORKER, "Do it.", on_event=BackAfterOffline(server, 0.5, then=seen.append))
     assert result.ok and result.resumed, result
-    assert [e.payload.get("kind") for e in seen if e.kind == "retry"] == ["attempt_failed", "offline", "online", "resumed"]
+    assert [e.payload.get("kind") for e in seen if e.kind == "retry"] == [
+        "attempt_failed",
+        "offline",
+        "online",
+        "resumed",
+    ]
     return rt, server.message_requests[-1]
 
 
-async def test_the_runtime_without_a_workbench_resumes_with_the_generic_prompt(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_the_runtime_without_a_workbench_resumes_with_the_generic_prompt(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     rt, resumed = await _runtime_step_through_an_outage(claude_env, workspace, workbench=False)
     assert rt.resilience.resume_prompt == RESUME_PROMPT
     assert RESUME_PROMPT in resumed.user_texts()
@@ -293,13 +317,17 @@ async def test_the_runtime_without_a_workbench_resumes_with_the_generic_prompt(c
     assert told == [RESUME_PROMPT], "the run has no workbench: the resume prompt must not mention one"
 
 
-async def test_the_runtime_with_a_workbench_names_it_in_the_resume_prompt(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_the_runtime_with_a_workbench_names_it_in_the_resume_prompt(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     rt, resumed = await _runtime_step_through_an_outage(claude_env, workspace, workbench=True)
     prompt = rt.resilience.resume_prompt
     assert prompt != RESUME_PROMPT and "workbench `runs/workbench/`" in prompt
     told = [t for t in resumed.user_texts() if "interrupted before it finished" in t]
     assert told == [prompt]
-    assert (rt.resilience.max_attempts, rt.resilience.probe_interval) == (FAST.max_attempts, FAST.probe_interval), "only the prompt changed"
+    assert (rt.resilience.max_attempts, rt.resilience.probe_interval) == (FAST.max_attempts, FAST.probe_interval), (
+        "only the prompt changed"
+    )
 
 
 def test_the_runtime_keeps_a_resume_prompt_the_caller_chose(claude_env: ScriptedServer, workspace: Path) -> None:

@@ -45,8 +45,13 @@ FINAL = "FINAL: alpha.txt and beta.txt are written."
 def flower(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "flower_cli", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -132,7 +137,10 @@ def test_coordinator_walls_and_two_parallel_workers(claude_env: ScriptedServer, 
     # one step, one closing line, one row whose text is the final answer
     assert done.stderr.count("+ done") == 1 and done.stderr.count("total cost $") == 1
     assert "~ waiting for 2 workers" in done.stderr
-    for heading, call in (("| write alpha", "* Bash echo alpha > alpha.txt"), ("| write beta", "* Bash echo beta > beta.txt")):
+    for heading, call in (
+        ("| write alpha", "* Bash echo alpha > alpha.txt"),
+        ("| write beta", "* Bash echo beta > beta.txt"),
+    ):
         assert heading in done.stderr and call in done.stderr
     [row] = json.loads((workspace / "runs" / "manifest.json").read_text())
     assert row["step"] == "work" and row["ok"] is True and row["text"] == FINAL
@@ -142,7 +150,12 @@ def test_coordinator_walls_and_two_parallel_workers(claude_env: ScriptedServer, 
 
     # the workers' transcripts are in the store under the session's subagents/
     with sqlite3.connect(workspace / "runs" / "sessions.db") as db:
-        keys = {k for (k,) in db.execute("select distinct store_key from entries where store_key like ?", (f"%/{row['session_id']}/subagents/%",))}
+        keys = {
+            k
+            for (k,) in db.execute(
+                "select distinct store_key from entries where store_key like ?", (f"%/{row['session_id']}/subagents/%",)
+            )
+        }
     assert {k.rsplit("/agent-", 1)[1] for k in keys} == {w["id"] for w in row["workers"]}
 
     # sessions show nests each worker's transcript under the call that started it
@@ -181,7 +194,9 @@ def test_json_carries_every_event_up_to_the_final_result(claude_env: ScriptedSer
     assert sorted(e["payload"]["worker"]["description"] for e in notified) == ["write alpha", "write beta"]
 
 
-def test_once_with_a_background_agent_has_one_closing_line_and_the_final_answer(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_once_with_a_background_agent_has_one_closing_line_and_the_final_answer(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     main = when_main()
 
     def script() -> None:

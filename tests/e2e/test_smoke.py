@@ -20,7 +20,9 @@ async def test_two_step_bash_script_lands_in_the_session_store(claude_env: Scrip
         Text("All done."),
     )
     store = InMemorySessionStore()
-    messages = await collect("write a file, then read it", agent_options(workspace, session_store=store, session_store_flush="eager"))
+    messages = await collect(
+        "write a file, then read it", agent_options(workspace, session_store=store, session_store_flush="eager")
+    )
 
     result = final_result(messages)
     assert result.is_error is False, result

@@ -22,7 +22,9 @@ from harness import ScriptedServer, Text
 pytestmark = pytest.mark.e2e
 
 
-def flower(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def flower(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flower_cli", *args],
         cwd=cwd,
@@ -40,13 +42,17 @@ def _machine(tmp_path: Path, name: str) -> dict[str, str]:
     return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
 
 
-def test_a_session_written_on_one_machine_is_resumed_on_another(claude_env: ScriptedServer, pg_url: str, tmp_path: Path) -> None:
+def test_a_session_written_on_one_machine_is_resumed_on_another(
+    claude_env: ScriptedServer, pg_url: str, tmp_path: Path
+) -> None:
     workspace = tmp_path / f"ws-{time.time_ns()}"  # the shared project path; unique, so its project key is too
     workspace.mkdir()
     machine_a, machine_b = _machine(tmp_path, "a"), _machine(tmp_path, "b")
 
     claude_env.script(Text("First answer: remember the word PAPAYA."))
-    first = flower("--store", pg_url, "-r", str(tmp_path / "runs-a"), "once", "remember a word", cwd=workspace, env=machine_a)
+    first = flower(
+        "--store", pg_url, "-r", str(tmp_path / "runs-a"), "once", "remember a word", cwd=workspace, env=machine_a
+    )
     assert first.returncode == 0, first.stderr
     [row] = json.loads((tmp_path / "runs-a" / "manifest.json").read_text())
     sid = row["session_id"]
@@ -63,7 +69,9 @@ def test_a_session_written_on_one_machine_is_resumed_on_another(claude_env: Scri
     second = flower("-r", str(tmp_path / "runs-b"), "once", "--resume", sid, "which word?", cwd=workspace, env=env_b)
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "It was PAPAYA."
-    assert "remember the word PAPAYA" in claude_env.message_requests[-1].text, "the resumed request carries machine A's conversation"
+    assert "remember the word PAPAYA" in claude_env.message_requests[-1].text, (
+        "the resumed request carries machine A's conversation"
+    )
     [row_b] = json.loads((tmp_path / "runs-b" / "manifest.json").read_text())
     assert row_b["session_id"] == sid and row_b["ok"] is True
 
@@ -81,7 +89,9 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("command", [["once", "hi"], ["doctor", "--no-probe"], ["sessions"]])
-def test_a_refused_connection_is_exit_3_with_the_fix(claude_env: ScriptedServer, workspace: Path, command: list[str]) -> None:
+def test_a_refused_connection_is_exit_3_with_the_fix(
+    claude_env: ScriptedServer, workspace: Path, command: list[str]
+) -> None:
     url = f"postgresql://flower:pw-not-shown@127.0.0.1:{_closed_port()}/flower"
     done = flower("--store", url, *command, cwd=workspace)
     assert done.returncode == 3, done.stderr
@@ -116,7 +126,9 @@ def test_without_the_postgres_extra_the_cli_says_what_to_install(claude_env: Scr
     assert "Traceback" not in done.stderr
 
 
-def test_a_sqlite_url_is_the_same_as_the_default_store(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+def test_a_sqlite_url_is_the_same_as_the_default_store(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "elsewhere" / "sessions.db"
     claude_env.script(Text("stored elsewhere"))
     done = flower("--store", f"sqlite://{db}", "once", "hi", cwd=workspace)

@@ -29,6 +29,7 @@ from claude_agent_sdk import (
     project_key_for_directory,
     query,
 )
+
 from flower_stores import (
     EphemeralPolicy,
     PrunePolicy,
@@ -38,7 +39,6 @@ from flower_stores import (
     spill_path,
     trim_report,
 )
-
 from harness import Outage, RecordedRequest, ScriptedServer, Text, bash, result_text, validate_messages
 from harness.agent import agent_options, collect, final_result
 
@@ -46,13 +46,17 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 BIG_A = "python3 -c \"print('\\n'.join('alpha %05d ' % i + 'a' * 40 for i in range(160)))\""  # ~8 KB
 BIG_B = "python3 -c \"print('\\n'.join('bravo %05d ' % i + 'b' * 60 for i in range(190)))\""  # ~13 KB
-BIG_C = "python3 -c \"print('\\n'.join('charlie %05d ' % i + 'c' * 80 for i in range(180)))\""  # ~17 KB, the newest: kept
+BIG_C = (
+    "python3 -c \"print('\\n'.join('charlie %05d ' % i + 'c' * 80 for i in range(180)))\""  # ~17 KB, the newest: kept
+)
 LONG_1 = "python3 -c \"import time; open('started-1', 'w').close(); time.sleep(20)\""
 LONG_2 = "python3 -c \"import time; open('started-2', 'w').close(); time.sleep(20)\""
 
 
 def _expected_output(command: str, workspace: Path) -> str:
-    return subprocess.run(command, shell=True, cwd=workspace, capture_output=True, text=True, check=True).stdout.rstrip("\n")
+    return subprocess.run(command, shell=True, cwd=workspace, capture_output=True, text=True, check=True).stdout.rstrip(
+        "\n"
+    )
 
 
 def _git_repo(workspace: Path) -> None:
@@ -100,7 +104,9 @@ def _check_request(server: ScriptedServer, request: RecordedRequest) -> None:
     assert "API Error" not in request.text
 
 
-async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer, workspace: Path, isolated_home: Path, tmp_path: Path) -> None:
+async def test_real_binary_resumes_through_the_layers(
+    claude_env: ScriptedServer, workspace: Path, isolated_home: Path, tmp_path: Path
+) -> None:
     server = claude_env
     _git_repo(workspace)
     db = tmp_path / "runs" / "sessions.db"
@@ -154,7 +160,9 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
     interrupted = bash(LONG_1)
     server.script(interrupted)
     run_2: list[Any] = []
-    async with ClaudeSDKClient(agent_options(workspace, resume=session_id, session_store_flush="eager", **options)) as client:
+    async with ClaudeSDKClient(
+        agent_options(workspace, resume=session_id, session_store_flush="eager", **options)
+    ) as client:
         await client.query("now wait for the long job")
         async for message in client.receive_messages():
             run_2.append(message)
@@ -163,7 +171,9 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
                 await client.interrupt()
             if isinstance(message, ResultMessage):
                 break
-    assert len(server.message_requests) > first_of_run_2, f"run 2 never reached the model: {[m for m in run_2 if not isinstance(m, SystemMessage)]}"
+    assert len(server.message_requests) > first_of_run_2, (
+        f"run 2 never reached the model: {[m for m in run_2 if not isinstance(m, SystemMessage)]}"
+    )
     _check_request(server, server.message_requests[first_of_run_2])
 
     # --- run 3: resume again; the process is killed in the middle of a tool call -----------------------
@@ -173,7 +183,10 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
     server.script(killed)
 
     async def run_until_killed() -> None:
-        async for _ in query(prompt="try the long job once more", options=agent_options(workspace, resume=session_id, session_store_flush="eager", **options)):
+        async for _ in query(
+            prompt="try the long job once more",
+            options=agent_options(workspace, resume=session_id, session_store_flush="eager", **options),
+        ):
             pass
 
     async with anyio.create_task_group() as tg:
@@ -187,7 +200,10 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
     stored = await raw_store.load(key)  # type: ignore[arg-type]
     assert stored is not None
     answered = {
-        b.get("tool_use_id") for e in stored for b in (e.get("message") or {}).get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_result"
+        b.get("tool_use_id")
+        for e in stored
+        for b in (e.get("message") or {}).get("content") or []
+        if isinstance(b, dict) and b.get("type") == "tool_result"
     }
     assert tool_id(killed) not in answered, "the killed call got a result after all; no orphan to heal"
 
@@ -198,7 +214,9 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
     _forget_local_copy(isolated_home)
     first_raw = len(server.message_requests)
     server.script(Text("raw resume"))
-    await collect("status?", agent_options(workspace, resume=session_id, session_store=raw_copy, disallowed_tools=["Bash(rm:*)"]))
+    await collect(
+        "status?", agent_options(workspace, resume=session_id, session_store=raw_copy, disallowed_tools=["Bash(rm:*)"])
+    )
     raw_request = server.message_requests[first_raw]
 
     _forget_local_copy(isolated_home)
@@ -254,7 +272,9 @@ async def test_real_binary_resumes_through_the_layers(claude_env: ScriptedServer
     assert any(e.get("isApiErrorMessage") for e in after)
 
     # What the layers save on this resume (printed for the closing note; -s shows it).
-    print(f"\nresume request bytes: layered {request.size} vs raw {raw_request.size} ({request.size / raw_request.size:.2f} of raw)")
+    print(
+        f"\nresume request bytes: layered {request.size} vs raw {raw_request.size} ({request.size / raw_request.size:.2f} of raw)"
+    )
     assert request.size < raw_request.size
     raw_store.close()
     store.close()

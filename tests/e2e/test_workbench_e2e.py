@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from claude_agent_sdk import InMemorySessionStore, project_key_for_directory
+from workbench._hooks import spill_name
 
 from flower_workbench import Workbench, index_guard, spill_guard
 from harness import ScriptedServer, Text, bash, read, result_text, write
 from harness.agent import agent_options, collect, final_result
-from workbench._hooks import spill_name
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,9 @@ async def test_spill_guard_and_index_guard_in_a_real_session(claude_env: Scripte
     )
     store = InMemorySessionStore()
     hooks = {"PostToolUse": [spill_guard(wb), index_guard(wb)]}
-    messages = await collect("work", agent_options(workspace, hooks=hooks, session_store=store, session_store_flush="eager"))
+    messages = await collect(
+        "work", agent_options(workspace, hooks=hooks, session_store=store, session_store_flush="eager")
+    )
     result = final_result(messages)
     assert result.is_error is False, result
     assert claude_env.rejected == [] and claude_env.unscripted == []

@@ -14,7 +14,17 @@ from typing import Any
 import pytest
 
 from flower_cli import JUDGE_RULES, AgentSpec, Runtime, Step, StepResult, Workflow, coordinator, judge, worker
-from harness import ScriptedServer, Step as Reply, Text, Turn, bash, dispatch, keyed, when_main, when_notified, when_system
+from harness import (
+    ScriptedServer,
+    Text,
+    Turn,
+    bash,
+    dispatch,
+    keyed,
+    when_main,
+    when_notified,
+    when_system,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +37,9 @@ def rows(run_dir: Path) -> list[dict[str, Any]]:
     return json.loads((run_dir / "manifest.json").read_text())  # type: ignore[no-any-return]
 
 
-async def test_three_isolated_workers_commit_on_their_own_worktree_branches(claude_env: ScriptedServer, workspace: Path, tmp_path: Path) -> None:
+async def test_three_isolated_workers_commit_on_their_own_worktree_branches(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
     git(workspace, "init", "-q")
     git(workspace, "config", "user.email", "test@example.invalid")
     git(workspace, "config", "user.name", "flower test")
@@ -39,7 +51,9 @@ async def test_three_isolated_workers_commit_on_their_own_worktree_branches(clau
     def piece(n: int) -> Any:
         return dispatch(
             f"piece {n}",
-            bash(f"echo {n} > piece{n}.txt && git add piece{n}.txt && git commit -qm piece-{n} && git rev-parse --abbrev-ref HEAD"),
+            bash(
+                f"echo {n} > piece{n}.txt && git add piece{n}.txt && git commit -qm piece-{n} && git rev-parse --abbrev-ref HEAD"
+            ),
             Text(f"PIECE-{n}-DONE"),
             prompt=f"PIECE-{n}: commit piece{n}.txt",
             subagent_type="coder",
@@ -47,11 +61,17 @@ async def test_three_isolated_workers_commit_on_their_own_worktree_branches(clau
 
     lead_role = when_system("# How you work: you coordinate") & when_main()
     claude_env.script(
-        *keyed(lead_role & ~when_notified(), Turn(["Three pieces.", piece(1), piece(2), piece(3)]), Text("Dispatched three.")),
+        *keyed(
+            lead_role & ~when_notified(),
+            Turn(["Three pieces.", piece(1), piece(2), piece(3)]),
+            Text("Dispatched three."),
+        ),
         # Notifications may arrive one by one or together: answer each wake-up the same way.
         *keyed(lead_role & when_notified(), Text("Noted."), Text("Noted."), Text("All three committed.")),
     )
-    lead = coordinator("lead", "", {"coder": worker("commits one piece", "You commit what you are asked to.", isolate=True)})
+    lead = coordinator(
+        "lead", "", {"coder": worker("commits one piece", "You commit what you are asked to.", isolate=True)}
+    )
     with Runtime(workspace, tmp_path / "runs") as rt:
         ctx = await Workflow([Step("work", lead, "Commit three pieces, in parallel.")], continuous=False).run(rt)
     result: StepResult = ctx["_results"]["work"]
@@ -63,19 +83,28 @@ async def test_three_isolated_workers_commit_on_their_own_worktree_branches(clau
     committed = {}
     for branch in branches:
         assert git(workspace, "rev-parse", f"{branch}~1") == head, "each branch is one commit on top of main"
-        committed[git(workspace, "log", "-1", "--format=%s", branch)] = git(workspace, "show", "--name-only", "--format=", branch)
+        committed[git(workspace, "log", "-1", "--format=%s", branch)] = git(
+            workspace, "show", "--name-only", "--format=", branch
+        )
     assert committed == {f"piece-{n}": f"piece{n}.txt" for n in (1, 2, 3)}
     # each worker's shell reported its own worktree branch
     outputs = [b for r in claude_env.message_requests if r.is_subagent for b in r.tool_results()]
-    assert len({json.dumps(b.get("content")) for b in outputs if "worktree-agent-" in json.dumps(b.get("content"))}) == 3
+    assert (
+        len({json.dumps(b.get("content")) for b in outputs if "worktree-agent-" in json.dumps(b.get("content"))}) == 3
+    )
 
     # the main checkout is untouched
-    assert git(workspace, "rev-parse", "HEAD") == head and git(workspace, "rev-parse", "--abbrev-ref", "HEAD") in ("master", "main")
+    assert git(workspace, "rev-parse", "HEAD") == head and git(workspace, "rev-parse", "--abbrev-ref", "HEAD") in (
+        "master",
+        "main",
+    )
     assert git(workspace, "status", "--porcelain", "--untracked-files=no") == ""
     assert not list(workspace.glob("piece*.txt"))
 
 
-async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_lineage(claude_env: ScriptedServer, workspace: Path) -> None:
+async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_lineage(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     work = when_system("WORK-ROLE")
     judging = when_system(JUDGE_RULES.splitlines()[0])
     claude_env.script(
@@ -86,7 +115,12 @@ async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_
 
     async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
         rounds["n"] += 1
-        verdict = await ctx["_runtime"].run(judge("judge"), f"Judge this round:\n{result.text}", step_name=f"work·judge#{rounds['n']}", on_event=ctx["_on_event"])
+        verdict = await ctx["_runtime"].run(
+            judge("judge"),
+            f"Judge this round:\n{result.text}",
+            step_name=f"work·judge#{rounds['n']}",
+            on_event=ctx["_on_event"],
+        )
         return "achieved" in verdict.text
 
     def on_reject(result: StepResult, ctx: dict[str, Any]) -> str:
@@ -97,11 +131,20 @@ async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_
         ctx = await Workflow([Step("work", spec, "Build it.", gate=gate, on_reject=on_reject, retries=2)]).run(rt)
     assert "_failed_at" not in ctx and ctx["work"] == "round three output"
     manifest = rows(workspace / "runs")
-    assert [r["step"] for r in manifest] == ["work", "work·judge#1", "work#round2", "work·judge#2", "work#round3", "work·judge#3"]
+    assert [r["step"] for r in manifest] == [
+        "work",
+        "work·judge#1",
+        "work#round2",
+        "work·judge#2",
+        "work#round3",
+        "work·judge#3",
+    ]
     work_rows = [r for r in manifest if not r["step"].startswith("work·")]
     assert len({r["session_id"] for r in work_rows}) == 1, "every round continues the same session"
     judge_sessions = {r["session_id"] for r in manifest if r["step"].startswith("work·")}
-    assert len(judge_sessions) == 3 and not judge_sessions & {work_rows[0]["session_id"]}, "each judge is a fresh session"
+    assert len(judge_sessions) == 3 and not judge_sessions & {work_rows[0]["session_id"]}, (
+        "each judge is a fresh session"
+    )
     work_requests = [r for r in claude_env.message_requests if work(r)]
     assert "FEEDBACK 1" in work_requests[1].last_user_text and "round one output" in work_requests[1].text
     assert "FEEDBACK 2" in work_requests[2].last_user_text and "round two output" in work_requests[2].text
@@ -111,11 +154,20 @@ async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_
 
 def flower(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FLOWER_NO_UPDATE": "1"}
-    return subprocess.run([sys.executable, "-m", "flower_cli", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "flower_cli", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-def test_a_second_process_continues_the_step_from_lineage(claude_env: ScriptedServer, workspace: Path, isolated_home: Path) -> None:
+def test_a_second_process_continues_the_step_from_lineage(
+    claude_env: ScriptedServer, workspace: Path, isolated_home: Path
+) -> None:
     (workspace / "flows.py").write_text(
         "from flower_cli import AgentSpec, Step, Workflow\n"
         "spec = AgentSpec('worker', 'WORK-ROLE', allowed_tools=['Read'])\n"
@@ -141,7 +193,9 @@ def test_a_second_process_continues_the_step_from_lineage(claude_env: ScriptedSe
     assert lineage["woke"] == 2 and lineage["steps"]["work"] == manifest[0]["session_id"]
 
 
-def test_workflow_mistakes_through_flower_run_are_one_line_usage_errors(claude_env: ScriptedServer, workspace: Path) -> None:
+def test_workflow_mistakes_through_flower_run_are_one_line_usage_errors(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     (workspace / "flows.py").write_text(
         "from flower_cli import AgentSpec, Step, Workflow, coordinator, worker\n"
         "spec = AgentSpec('worker', 'WORK-ROLE', allowed_tools=['Read'])\n"

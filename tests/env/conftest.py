@@ -5,7 +5,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from env._sources import EnvSources
 
 

@@ -13,7 +13,17 @@ from env._sources import EnvSources
 
 from flower_env import describe, load_dotenv, probe_credentials, settings, setup_values, user_env_path, write_user_env
 from flower_env._write import EnvFileError
-from harness import ApiError, Hang, ScriptedServer, Text, invalid_request, overloaded, rate_limited, server_error, unauthorized
+from harness import (
+    ApiError,
+    Hang,
+    ScriptedServer,
+    Text,
+    invalid_request,
+    overloaded,
+    rate_limited,
+    server_error,
+    unauthorized,
+)
 
 
 def test_describe_masks_secrets_and_names_sources(sources: EnvSources) -> None:

@@ -84,7 +84,9 @@ def test_unreadable_file_is_skipped_even_as_root(write_file, monkeypatch: pytest
     assert "cannot read" in load_notes()[0] and "permissions" in load_notes()[0]
 
 
-def test_broken_claude_settings_are_skipped_silently(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_broken_claude_settings_are_skipped_silently(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     claude = isolated_home / ".claude"
     claude.mkdir()
@@ -94,7 +96,9 @@ def test_broken_claude_settings_are_skipped_silently(tmp_path: Path, isolated_ho
     assert load_notes() == []
 
 
-def test_empty_credential_in_a_higher_file_is_named(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_empty_credential_in_a_higher_file_is_named(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_text("ANTHROPIC_AUTH_TOKEN=\n")
     user = isolated_home / ".config" / "flower"

@@ -111,7 +111,9 @@ class RecordedRequest:
             content = message.get("content")
             if isinstance(content, str):
                 return content
-            return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+            return "\n".join(
+                b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
+            )
         return ""
 
     @property
@@ -139,7 +141,9 @@ class RecordedRequest:
             texts = [
                 b.get("text", "")
                 for b in content or []
-                if isinstance(b, dict) and b.get("type") == "text" and not b.get("text", "").startswith("<system-reminder>")
+                if isinstance(b, dict)
+                and b.get("type") == "text"
+                and not b.get("text", "").startswith("<system-reminder>")
             ]
             return "\n".join(texts)
         return ""

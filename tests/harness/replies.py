@@ -125,12 +125,12 @@ class Turn(Reply):
         return "tool_use" if self.tool_calls else "end_turn"
 
 
-def Text(text: str, *, usage: Usage | None = None, delay: float = 0.0) -> Turn:  # noqa: N802 - reads as a reply
+def Text(text: str, *, usage: Usage | None = None, delay: float = 0.0) -> Turn:
     """A plain text answer that ends the turn."""
     return Turn([text], usage=usage or Usage(), delay=delay)
 
 
-def ToolUse(  # noqa: N802 - reads as a reply
+def ToolUse(
     name: str,
     input: dict[str, Any],
     *,
@@ -172,7 +172,9 @@ def unauthorized(message: str = "invalid x-api-key") -> ApiError:
     return ApiError(401, "authentication_error", message)
 
 
-def rate_limited(retry_after: float = 1, message: str = "Number of request tokens has exceeded your rate limit.") -> ApiError:
+def rate_limited(
+    retry_after: float = 1, message: str = "Number of request tokens has exceeded your rate limit."
+) -> ApiError:
     return ApiError(429, "rate_limit_error", message, {"retry-after": f"{retry_after:g}"})
 
 
@@ -303,7 +305,9 @@ def seen(match: Callable[[RecordedRequest], bool], count: int = 1) -> Callable[[
     return condition
 
 
-def keyed(match: Callable[[RecordedRequest], bool], *replies: Reply | Step | Callable[[RecordedRequest], Reply]) -> list[Step]:
+def keyed(
+    match: Callable[[RecordedRequest], bool], *replies: Reply | Step | Callable[[RecordedRequest], Reply]
+) -> list[Step]:
     """Key every reply on ``match`` (a `Step` keeps its own condition too: both must hold)."""
     steps: list[Step] = []
     for reply in replies:

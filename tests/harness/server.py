@@ -50,7 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # the recorded requests are the log
 
     def _read_body(self) -> bytes:
@@ -67,11 +67,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._record(request)
         return request
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         request = self._record()
         self.server.owner._answer(self, request)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         request = self._record()
         self.send_json(request, 404, _error_body("not_found_error", f"Not found: {self.path}"))
 
@@ -79,7 +79,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- writing answers -------------------------------------------------------------------------
 
-    def send_json(self, request: RecordedRequest, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def send_json(
+        self, request: RecordedRequest, status: int, body: Any, headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -354,7 +356,9 @@ class ScriptedServer:
 
     def _message_json(self, body: dict[str, Any], reply: Turn) -> dict[str, Any]:
         content = [
-            {"type": "text", "text": b} if isinstance(b, str) else {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
+            {"type": "text", "text": b}
+            if isinstance(b, str)
+            else {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
             for b in reply.blocks
         ]
         return {
@@ -393,23 +397,45 @@ class ScriptedServer:
             self._message_start(handler, body, usage)
             for index, block in enumerate(reply.blocks):
                 if isinstance(block, str):
-                    handler.event("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+                    handler.event(
+                        "content_block_start",
+                        {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                    )
                     for chunk in _chunks(block, 2000):
-                        handler.event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": chunk}})
+                        handler.event(
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "text_delta", "text": chunk},
+                            },
+                        )
                 else:
                     handler.event(
                         "content_block_start",
-                        {"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}},
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {"type": "tool_use", "id": block.id, "name": block.name, "input": {}},
+                        },
                     )
                     for chunk in _chunks(json.dumps(block.input), 2000):
                         handler.event(
                             "content_block_delta",
-                            {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": chunk}},
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": chunk},
+                            },
                         )
                 handler.event("content_block_stop", {"type": "content_block_stop", "index": index})
             handler.event(
                 "message_delta",
-                {"type": "message_delta", "delta": {"stop_reason": reply.final_stop_reason(), "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}},
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": reply.final_stop_reason(), "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
             )
             handler.event("message_stop", {"type": "message_stop"})
         except OSError:
@@ -419,8 +445,14 @@ class ScriptedServer:
         handler.start_stream(request)
         try:
             self._message_start(handler, body, self._usage(body, Text(reply.partial)))
-            handler.event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-            handler.event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.partial}})
+            handler.event(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            )
+            handler.event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.partial}},
+            )
         except OSError:
             pass
         handler.cut()

@@ -25,7 +25,9 @@ from harness import (
 )
 
 
-def post(server: ScriptedServer, body: dict[str, Any], path: str = "/v1/messages", timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
+def post(
+    server: ScriptedServer, body: dict[str, Any], path: str = "/v1/messages", timeout: float = 10
+) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
     try:
         conn.request("POST", path, json.dumps(body), {"content-type": "application/json"})
@@ -53,7 +55,11 @@ def test_streams_text_and_tool_use_with_usage(scripted_api: ScriptedServer) -> N
     assert set(usage) == {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     assert [b["type"] for b in starts] == ["text", "tool_use"] and starts[1]["name"] == "Bash"
-    partial = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta")
+    partial = "".join(
+        e["delta"]["partial_json"]
+        for e in events
+        if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta"
+    )
     assert json.loads(partial) == {"command": "ls"}
     delta = next(e for e in events if e["type"] == "message_delta")
     assert delta["delta"]["stop_reason"] == "tool_use"
@@ -63,7 +69,11 @@ def test_non_streaming_reply_and_count_tokens(scripted_api: ScriptedServer) -> N
     scripted_api.script(Text("pong"))
     status, _, raw = post(scripted_api, {"model": "m", "max_tokens": 16, "messages": [USER]})
     message = json.loads(raw)
-    assert status == 200 and message["content"] == [{"type": "text", "text": "pong"}] and message["stop_reason"] == "end_turn"
+    assert (
+        status == 200
+        and message["content"] == [{"type": "text", "text": "pong"}]
+        and message["stop_reason"] == "end_turn"
+    )
     status, _, raw = post(scripted_api, {"model": "m", "messages": [USER]}, path="/v1/messages/count_tokens")
     assert status == 200 and json.loads(raw)["input_tokens"] > 0
     assert len(scripted_api.message_requests) == 1  # count_tokens is not a model call
@@ -71,7 +81,11 @@ def test_non_streaming_reply_and_count_tokens(scripted_api: ScriptedServer) -> N
 
 @pytest.mark.parametrize(
     ("reply", "status", "error_type"),
-    [(unauthorized(), 401, "authentication_error"), (rate_limited(7), 429, "rate_limit_error"), (overloaded(), 529, "overloaded_error")],
+    [
+        (unauthorized(), 401, "authentication_error"),
+        (rate_limited(7), 429, "rate_limit_error"),
+        (overloaded(), 529, "overloaded_error"),
+    ],
 )
 def test_scripted_error_statuses(scripted_api: ScriptedServer, reply: Any, status: int, error_type: str) -> None:
     scripted_api.script(reply)
@@ -84,7 +98,10 @@ def test_scripted_error_statuses(scripted_api: ScriptedServer, reply: Any, statu
 def test_unanswered_tool_use_is_rejected_with_the_api_wording(scripted_api: ScriptedServer) -> None:
     messages = [
         USER,
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_x1", "name": "Bash", "input": {"command": "ls"}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_x1", "name": "Bash", "input": {"command": "ls"}}],
+        },
         {"role": "user", "content": [{"type": "text", "text": "go on"}]},
     ]
     scripted_api.script(Text("never sent"))
@@ -109,8 +126,13 @@ def test_validation_rules() -> None:
     assert "without `tool_result`" in (validate_messages([USER, call]) or "")
     stray = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}
     assert "unexpected `tool_use_id`" in (validate_messages([USER, {"role": "assistant", "content": "a"}, stray]) or "")
-    assert validate_messages([{"role": "user", "content": [{"type": "text", "text": ""}]}]) == "messages: text content blocks must be non-empty"
-    assert "non-whitespace" in (validate_messages([{"role": "user", "content": [{"type": "text", "text": "  "}]}]) or "")
+    assert (
+        validate_messages([{"role": "user", "content": [{"type": "text", "text": ""}]}])
+        == "messages: text content blocks must be non-empty"
+    )
+    assert "non-whitespace" in (
+        validate_messages([{"role": "user", "content": [{"type": "text", "text": "  "}]}]) or ""
+    )
 
 
 def test_drop_cuts_the_stream_before_message_stop(scripted_api: ScriptedServer) -> None:
@@ -172,7 +194,19 @@ def test_steps_with_conditions_wait_for_their_request(scripted_api: ScriptedServ
 
 # --- routing several agents: roles, workers, notifications ----------------------------------------------
 
-from harness import After, RecordedRequest, Turn, dispatch, keyed, seen, when_main, when_notified, when_prompt, when_subagent, when_system  # noqa: E402
+from harness import (  # noqa: E402 - this section's names, introduced where they are used
+    After,
+    RecordedRequest,
+    Turn,
+    dispatch,
+    keyed,
+    seen,
+    when_main,
+    when_notified,
+    when_prompt,
+    when_subagent,
+    when_system,
+)
 
 NOTIFICATION = (
     "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>a1</task-id>\n"
@@ -186,25 +220,41 @@ def request(system: str = "", messages: list[dict[str, Any]] | None = None) -> R
 
 
 def answer(server: ScriptedServer, system: str = "", messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    _, _, raw = post(server, {"model": "m", "system": [{"type": "text", "text": system}], "messages": messages or [USER]})
+    _, _, raw = post(
+        server, {"model": "m", "system": [{"type": "text", "text": system}], "messages": messages or [USER]}
+    )
     return json.loads(raw)  # type: ignore[no-any-return]
 
 
 def test_matches_compose_and_read_role_worker_and_notification() -> None:
     coordinator = request("x-anthropic-billing-header: cc_version=2; # How you coordinate")
-    worker = request("x-anthropic-billing-header: cc_version=2; cc_is_subagent=true; You code.", [{"role": "user", "content": "PIECE-A"}])
-    woken = request("# How you coordinate", [USER, {"role": "assistant", "content": "waiting"}, {"role": "user", "content": [{"type": "text", "text": NOTIFICATION}]}])
+    worker = request(
+        "x-anthropic-billing-header: cc_version=2; cc_is_subagent=true; You code.",
+        [{"role": "user", "content": "PIECE-A"}],
+    )
+    woken = request(
+        "# How you coordinate",
+        [
+            USER,
+            {"role": "assistant", "content": "waiting"},
+            {"role": "user", "content": [{"type": "text", "text": NOTIFICATION}]},
+        ],
+    )
     role = when_system("How you coordinate")
     assert role(coordinator) and not role(worker) and when_subagent()(worker) and when_main()(coordinator)
     assert (role & ~when_notified())(coordinator) and not (role & ~when_notified())(woken)
     assert when_notified("ALPHA-DONE")(woken) and not when_notified("BETA")(woken) and not when_notified()(coordinator)
     assert (when_prompt("PIECE-A") | role)(worker) and (when_prompt("PIECE-A") | role)(coordinator)
-    assert woken.notifications == [NOTIFICATION[NOTIFICATION.index("<task-notification>"):NOTIFICATION.index("\n</system-reminder>")]]
+    assert woken.notifications == [
+        NOTIFICATION[NOTIFICATION.index("<task-notification>") : NOTIFICATION.index("\n</system-reminder>")]
+    ]
     assert "How you coordinate" in repr(role & ~when_notified())
 
 
 def test_a_dispatch_queues_the_workers_own_script(scripted_api: ScriptedServer) -> None:
-    call = dispatch("write alpha", Text("worker step 1"), Text("worker step 2"), prompt="PIECE-A", subagent_type="coder")
+    call = dispatch(
+        "write alpha", Text("worker step 1"), Text("worker step 2"), prompt="PIECE-A", subagent_type="coder"
+    )
     assert call.input["subagent_type"] == "coder" and call.input["prompt"].startswith("PIECE-A")
     scripted_api.script(*keyed(when_main(), Turn(["dispatching", call]), Text("main again")))
     assert scripted_api.pending == 4
@@ -225,7 +275,11 @@ def test_after_holds_a_reply_until_its_condition_holds(scripted_api: ScriptedSer
         Step(Text("released"), when_prompt("second")),
     )
     got: list[str] = []
-    first = threading.Thread(target=lambda: got.append(answer(scripted_api, messages=[{"role": "user", "content": "first"}])["content"][0]["text"]))
+    first = threading.Thread(
+        target=lambda: got.append(
+            answer(scripted_api, messages=[{"role": "user", "content": "first"}])["content"][0]["text"]
+        )
+    )
     first.start()
     scripted_api.wait_for(lambda s: len(s.message_requests) == 1)
     time.sleep(0.3)

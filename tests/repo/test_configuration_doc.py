@@ -40,15 +40,28 @@ def _env_reads(tree: ast.AST) -> Iterator[tuple[str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ours(node.value):
             yield node.value, node.lineno
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             func, name = node.func, node.args[0].value
             if not _VARIABLE.match(name):
                 continue
             if isinstance(func, ast.Attribute) and func.attr == "getenv":
                 yield name, node.lineno
-            elif isinstance(func, ast.Attribute) and func.attr in ("get", "pop", "setdefault") and _reads_environment(func.value):
+            elif (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("get", "pop", "setdefault")
+                and _reads_environment(func.value)
+            ):
                 yield name, node.lineno
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
             if _VARIABLE.match(node.slice.value) and _reads_environment(node.value):
                 yield node.slice.value, node.lineno
         elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
@@ -98,14 +111,17 @@ def test_every_variable_the_code_reads_is_documented() -> None:
     documented = variables_in_doc()
     missing = {name: where for name, where in variables_in_code().items() if name not in documented}
     assert not missing, "docs/configuration.md does not document " + "; ".join(
-        f"`{name}` (read at {where}): add a row to a table under '## Environment variables'" for name, where in sorted(missing.items())
+        f"`{name}` (read at {where}): add a row to a table under '## Environment variables'"
+        for name, where in sorted(missing.items())
     )
 
 
 def test_every_documented_variable_is_still_in_the_code() -> None:
     code = variables_in_code()
     gone = sorted(variables_in_doc() - set(code))
-    assert not gone, f"docs/configuration.md documents {', '.join(f'`{n}`' for n in gone)}, which no code reads or writes any more: remove the row"
+    assert not gone, (
+        f"docs/configuration.md documents {', '.join(f'`{n}`' for n in gone)}, which no code reads or writes any more: remove the row"
+    )
 
 
 def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -181,4 +197,11 @@ def test_the_scanner_sees_the_kinds_of_reads_it_claims_to() -> None:
         "a = os.environ.get('ZED_ONE')\nb = os.getenv('ZED_TWO')\nc = self.env.get('ZED_THREE')\n"
         "d = os.environ['ZED_FOUR']\ne = 'ZED_FIVE' in os.environ\nf = 'FLOWER_SOMETHING'\ng = {'k': 1}.get('ZED_NOT')\n"
     )
-    assert {name for name, _ in _env_reads(tree)} == {"ZED_ONE", "ZED_TWO", "ZED_THREE", "ZED_FOUR", "ZED_FIVE", "FLOWER_SOMETHING"}
+    assert {name for name, _ in _env_reads(tree)} == {
+        "ZED_ONE",
+        "ZED_TWO",
+        "ZED_THREE",
+        "ZED_FOUR",
+        "ZED_FIVE",
+        "FLOWER_SOMETHING",
+    }

@@ -46,7 +46,13 @@ REQUIREMENTS = _requirements()
 
 
 def test_every_package_is_covered() -> None:
-    assert [p.parent.name for p in PYPROJECTS] == ["flower-cli", "flower-env", "flower-resilience", "flower-stores", "flower-workbench"]
+    assert [p.parent.name for p in PYPROJECTS] == [
+        "flower-cli",
+        "flower-env",
+        "flower-resilience",
+        "flower-stores",
+        "flower-workbench",
+    ]
     assert REQUIREMENTS
 
 
@@ -62,7 +68,9 @@ def test_each_dependency_declares_a_lower_and_an_upper_bound(dist: str, requirem
 @pytest.mark.parametrize(("dist", "requirement"), REQUIREMENTS, ids=[f"{d}:{r.name}" for d, r in REQUIREMENTS])
 def test_the_installed_version_is_inside_the_declared_range(dist: str, requirement: Requirement) -> None:
     installed = metadata.version(requirement.name)
-    assert requirement.specifier.contains(installed, prereleases=True), f"{dist} declares {requirement}, the tests run on {installed}"
+    assert requirement.specifier.contains(installed, prereleases=True), (
+        f"{dist} declares {requirement}, the tests run on {installed}"
+    )
 
 
 HATCH_ENVS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["envs"]

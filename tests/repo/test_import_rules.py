@@ -41,7 +41,9 @@ def _flower_imports(path: Path) -> list[tuple[int, str]]:
 
 
 def test_every_table_package_exists() -> None:
-    assert sorted(p.name for p in PACKAGES.iterdir() if p.is_dir()) == sorted(m.replace("_", "-") for m in ALLOWED_SIBLINGS)
+    assert sorted(p.name for p in PACKAGES.iterdir() if p.is_dir()) == sorted(
+        m.replace("_", "-") for m in ALLOWED_SIBLINGS
+    )
 
 
 @pytest.mark.parametrize("module", sorted(ALLOWED_SIBLINGS))
@@ -71,7 +73,9 @@ def test_declared_dependencies_match_the_table(module: str) -> None:
 
 
 def test_no_cycles() -> None:
-    graph = {m: {n.split(".")[0] for p in _source_files(m) for _, n in _flower_imports(p)} - {m} for m in ALLOWED_SIBLINGS}
+    graph = {
+        m: {n.split(".")[0] for p in _source_files(m) for _, n in _flower_imports(p)} - {m} for m in ALLOWED_SIBLINGS
+    }
     visiting: set[str] = set()
     done: set[str] = set()
 
@@ -94,7 +98,9 @@ def test_package_declares_all_and_ships_py_typed(module: str) -> None:
     src = PACKAGES / module.replace("_", "-") / "src" / module
     assert (src / "py.typed").is_file()
     tree = ast.parse((src / "__init__.py").read_text())
-    names = [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
+    names = [
+        t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)
+    ]
     assert "__all__" in names, f"{module}/__init__.py must declare __all__"
     imported = __import__(module)
     missing = [n for n in imported.__all__ if not hasattr(imported, n)]

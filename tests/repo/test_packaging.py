@@ -55,11 +55,15 @@ def test_installs_alone_into_a_fresh_venv(dist: str, tmp_path: Path) -> None:
     )
     assert install.returncode == 0, install.stderr[-3000:]
     module = dist.replace("-", "_")
-    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
+    ).stdout
     siblings = [line for line in listed.splitlines() if line.startswith("flower-") and not line.startswith(f"{dist}==")]
     assert not siblings, f"{dist} pulled in siblings: {siblings}"
     for script in (SMOKE[dist], PY_TYPED):
-        run = subprocess.run([str(python), "-c", script, module], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        run = subprocess.run(
+            [str(python), "-c", script, module], capture_output=True, text=True, cwd=tmp_path, timeout=120
+        )
         assert run.returncode == 0, run.stderr[-3000:]
 
 

@@ -33,5 +33,7 @@ def test_the_mypy_config_is_strict_over_all_five_packages() -> None:
 def test_mypy_strict_finds_nothing() -> None:
     # The root pyproject.toml's [tool.mypy] says what and how; running from the root picks it up.
     run = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=580)
-    assert run.returncode == 0, f"mypy found problems (run `hatch run python -m mypy`):\n{run.stdout[-6000:]}{run.stderr[-2000:]}"
+    assert run.returncode == 0, (
+        f"mypy found problems (run `hatch run python -m mypy`):\n{run.stdout[-6000:]}{run.stderr[-2000:]}"
+    )
     assert "Success" in run.stdout

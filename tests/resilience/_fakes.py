@@ -60,7 +60,9 @@ def said(text: str, sid: str) -> AssistantMessage:
 
 
 def tool(command: str, sid: str) -> AssistantMessage:
-    return AssistantMessage(content=[ToolUseBlock("toolu_1", "Bash", {"command": command})], model="claude-scripted", session_id=sid)
+    return AssistantMessage(
+        content=[ToolUseBlock("toolu_1", "Bash", {"command": command})], model="claude-scripted", session_id=sid
+    )
 
 
 def notice(text: str, sid: str, error: str = "server_error") -> AssistantMessage:
@@ -73,7 +75,15 @@ def usage(tokens: int) -> dict[str, int]:
 
 
 def model_usage(tokens: int, cost: float) -> dict[str, Any]:
-    return {"claude-scripted": {"inputTokens": tokens, "outputTokens": 0, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0, "costUSD": cost}}
+    return {
+        "claude-scripted": {
+            "inputTokens": tokens,
+            "outputTokens": 0,
+            "cacheReadInputTokens": 0,
+            "cacheCreationInputTokens": 0,
+            "costUSD": cost,
+        }
+    }
 
 
 def result(

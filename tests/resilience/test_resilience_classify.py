@@ -15,25 +15,46 @@ from claude_agent_sdk import (
     ResultError,
     TextBlock,
 )
+from resilience._fakes import result, result_error
 
 from flower_resilience import classify, http_status, is_pushback, retry_hint
-from resilience._fakes import result, result_error
 
 # Texts Claude Code 2.1.332 produced against the scripted server (CLAUDE_CODE_MAX_RETRIES=0), as they appear
 # in the synthetic AssistantMessage / ResultMessage.result, with what they must classify as.
 BINARY_TEXTS = [
     ("Invalid API key · Fix external API key", "fatal"),
-    ("Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.", "fatal"),
+    (
+        "Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
+        "fatal",
+    ),
     ("Credit balance is too low", "fatal"),
-    ("Request too large (max 32MB). Accumulated images and attachments in the conversation pushed the request over the limit.", "fatal"),
-    ("API Error: Request rejected (429) · You have reached your specified workspace API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.", "fatal"),
+    (
+        "Request too large (max 32MB). Accumulated images and attachments in the conversation pushed the request over the limit.",
+        "fatal",
+    ),
+    (
+        "API Error: Request rejected (429) · You have reached your specified workspace API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.",
+        "fatal",
+    ),
     ("No conversation found with session ID: 91ac0164-5909-485e-a7af-b66b1494bfeb", "fatal"),
-    ("API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.", "transient"),
+    (
+        "API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.",
+        "transient",
+    ),
     ("API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "transient"),
     ("API Error: Request rejected (429) · Number of request tokens has exceeded your rate limit.", "transient"),
-    ("API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:39757).", "transient"),
-    ("API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.", "transient"),
-    ("API Error: 504 Request timed out. This is a server-side issue, usually temporary — try again in a moment.", "transient"),
+    (
+        "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:39757).",
+        "transient",
+    ),
+    (
+        "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.",
+        "transient",
+    ),
+    (
+        "API Error: 504 Request timed out. This is a server-side issue, usually temporary — try again in a moment.",
+        "transient",
+    ),
     ("API Error: 408 Request timed out", "transient"),
     ("API Error: 409 conflict", "transient"),
     ("API Error: Can't reach the API server (ENOTFOUND api.anthropic.com)", "transient"),
@@ -41,7 +62,10 @@ BINARY_TEXTS = [
 
 # The anchors' API error table (§0a) and the original's vocabulary, as text.
 ANCHOR_TEXTS = [
-    ("invalid_request_error: messages.3: `tool_use` ids were found without `tool_result` blocks immediately after", "fatal"),
+    (
+        "invalid_request_error: messages.3: `tool_use` ids were found without `tool_result` blocks immediately after",
+        "fatal",
+    ),
     ("messages: text content blocks must be non-empty", "fatal"),
     ("authentication_error: invalid x-api-key", "fatal"),
     ("billing_error: your credit balance is too low", "fatal"),
@@ -120,9 +144,23 @@ def test_assistant_message_error_codes(code: str, kind: str) -> None:
 
 @pytest.mark.parametrize(
     ("status", "kind"),
-    [(400, "fatal"), (401, "fatal"), (402, "fatal"), (403, "fatal"), (404, "fatal"), (413, "fatal"), (422, "fatal"),
-     (408, "transient"), (409, "transient"), (429, "transient"), (500, "transient"), (502, "transient"),
-     (503, "transient"), (504, "transient"), (529, "transient")],
+    [
+        (400, "fatal"),
+        (401, "fatal"),
+        (402, "fatal"),
+        (403, "fatal"),
+        (404, "fatal"),
+        (413, "fatal"),
+        (422, "fatal"),
+        (408, "transient"),
+        (409, "transient"),
+        (429, "transient"),
+        (500, "transient"),
+        (502, "transient"),
+        (503, "transient"),
+        (504, "transient"),
+        (529, "transient"),
+    ],
 )
 def test_http_statuses(status: int, kind: str) -> None:
     assert classify(status) == kind
@@ -132,7 +170,10 @@ def test_http_statuses(status: int, kind: str) -> None:
 
 def test_structured_status_beats_the_text() -> None:
     # 408 comes with AssistantMessage.error == "unknown" and a text that says nothing useful.
-    assert classify(synthetic("unknown", "API Error: 408 Request timed out"), result("s", ok=False, status=408)) == "transient"
+    assert (
+        classify(synthetic("unknown", "API Error: 408 Request timed out"), result("s", ok=False, status=408))
+        == "transient"
+    )
     # A 500 whose text happens to mention "unauthorized" is still a 500.
     assert classify(result("s", ok=False, status=500, text="upstream said unauthorized")) == "transient"
 
@@ -140,13 +181,25 @@ def test_structured_status_beats_the_text() -> None:
 def test_spend_limit_429_is_fatal_whatever_the_status_says() -> None:
     text = "API Error: Request rejected (429) · You have reached your specified workspace API usage limits. You will regain access on 2027-01-01 at 00:00 UTC."
     assert classify(synthetic("rate_limit", text), result("s", ok=False, status=429, text=text)) == "fatal"
-    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "spend limit reached", "details": {"error_code": "enforced_spend_limit_reached"}}}
+    body = {
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "spend limit reached",
+            "details": {"error_code": "enforced_spend_limit_reached"},
+        },
+    }
     assert classify(body) == "fatal"
     assert classify({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}) == "transient"
 
 
 def test_401_stops_even_when_the_text_says_connection() -> None:
-    assert classify(synthetic("authentication_failed", "connection error: invalid api key"), result("s", ok=False, status=401)) == "fatal"
+    assert (
+        classify(
+            synthetic("authentication_failed", "connection error: invalid api key"), result("s", ok=False, status=401)
+        )
+        == "fatal"
+    )
 
 
 def test_sdk_exceptions() -> None:
@@ -213,8 +266,13 @@ def test_several_pieces_together() -> None:
 
 @pytest.mark.parametrize(
     ("error", "status"),
-    [("API Error: 500 Internal server error", 500), ("Request rejected (429) · slow", 429), ("see line 400", None),
-     ("ECONNREFUSED 127.0.0.1:4000", None), (401, 401)],
+    [
+        ("API Error: 500 Internal server error", 500),
+        ("Request rejected (429) · slow", 429),
+        ("see line 400", None),
+        ("ECONNREFUSED 127.0.0.1:4000", None),
+        (401, 401),
+    ],
 )
 def test_http_status(error: object, status: int | None) -> None:
     assert http_status(error) == status

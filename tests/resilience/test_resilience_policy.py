@@ -17,7 +17,12 @@ from flower_resilience import RESUME_PROMPT, Resilience, human_wait
 def test_defaults_are_the_seeds() -> None:
     policy = Resilience()
     assert (policy.enabled, policy.max_attempts, policy.base_delay, policy.max_delay) == (True, 6, 4.0, 120.0)
-    assert (policy.probe_timeout, policy.probe_interval, policy.max_offline_wait, policy.retry_unknown) == (5.0, 15.0, 3600.0, True)
+    assert (policy.probe_timeout, policy.probe_interval, policy.max_offline_wait, policy.retry_unknown) == (
+        5.0,
+        15.0,
+        3600.0,
+        True,
+    )
     assert policy.resume_prompt == RESUME_PROMPT
     assert (policy.probe_initial_interval, policy.probe_growth) == (0.5, 1.25)
 
@@ -30,7 +35,9 @@ def test_resume_prompt_says_continue_and_carries_no_error_detail() -> None:
 
 def test_the_default_resume_prompt_names_nothing_an_sdk_app_may_not_have() -> None:
     # Any SDK app uses this default; a workbench, a repository or a notes folder exist only in some.
-    assert not re.search(r"workbench|repositor|\bgit\b|notes|artifacts|on disk|\.flower", RESUME_PROMPT.lower()), RESUME_PROMPT
+    assert not re.search(r"workbench|repositor|\bgit\b|notes|artifacts|on disk|\.flower", RESUME_PROMPT.lower()), (
+        RESUME_PROMPT
+    )
 
 
 def test_the_new_fields_leave_old_constructions_as_they_were() -> None:
@@ -48,7 +55,29 @@ def test_the_new_fields_leave_old_constructions_as_they_were() -> None:
 def test_probes_start_fast_and_slow_down_to_probe_interval() -> None:
     policy = Resilience(rng=lambda: 0.5)
     waits = [policy.probe_wait(n) for n in range(1, 20)]
-    assert waits == pytest.approx([0.5, 0.625, 0.78125, 0.9765625, 1.220703125, 1.52587890625, 1.9073486328125, 2.384185791015625, 2.9802322387695312, 3.725290298461914, 4.656612873077393, 5.820766091346741, 7.275957614183426, 9.094947017729282, 11.368683772161603, 14.210854715202004, 15, 15, 15])
+    assert waits == pytest.approx(
+        [
+            0.5,
+            0.625,
+            0.78125,
+            0.9765625,
+            1.220703125,
+            1.52587890625,
+            1.9073486328125,
+            2.384185791015625,
+            2.9802322387695312,
+            3.725290298461914,
+            4.656612873077393,
+            5.820766091346741,
+            7.275957614183426,
+            9.094947017729282,
+            11.368683772161603,
+            14.210854715202004,
+            15,
+            15,
+            15,
+        ]
+    )
     assert Resilience(probe_growth=2.0, rng=lambda: 0.5).probe_wait(6) == 15.0  # 0.5·2⁵ = 16, capped
 
 
@@ -84,7 +113,7 @@ def _probe_times(policy: Resilience, seconds: float) -> list[float]:
 def test_a_long_outage_costs_no_more_probes_per_minute_than_the_fixed_15_s_schedule(seed: int) -> None:
     new = _probe_times(Resilience(rng=random.Random(seed).random), 3600)
     old = _probe_times(Resilience(probe_initial_interval=15.0), 3600)
-    per_minute = lambda times, minute: sum(minute * 60 <= t < (minute + 1) * 60 for t in times)  # noqa: E731
+    per_minute = lambda times, minute: sum(minute * 60 <= t < (minute + 1) * 60 for t in times)  # noqa: E731 - a one-line helper read beside its use
     # The fast start spends its extra probes in the first minute (and is at 15 s within the second) ...
     assert per_minute(new, 0) <= 16 and per_minute(new, 1) <= 5 and per_minute(old, 0) == 4
     # ... after that, never more per minute than before.
@@ -120,7 +149,9 @@ def test_retry_wait_keeps_what_a_rate_limit_or_a_hint_still_asks_for_after_an_ou
     assert policy.retry_wait(1, hint=5 * 3600, offline_for=20.0) == pytest.approx(100.0)  # capped at max_delay first
 
 
-@pytest.mark.parametrize(("attempt", "nominal"), [(1, 4), (2, 8), (3, 16), (4, 32), (5, 64), (6, 120), (7, 120), (500, 120)])
+@pytest.mark.parametrize(
+    ("attempt", "nominal"), [(1, 4), (2, 8), (3, 16), (4, 32), (5, 64), (6, 120), (7, 120), (500, 120)]
+)
 def test_delay_for_is_capped_exponential_with_25_percent_jitter(attempt: int, nominal: float) -> None:
     low = Resilience(rng=lambda: 0.0).delay_for(attempt)
     mid = Resilience(rng=lambda: 0.5).delay_for(attempt)
@@ -183,6 +214,8 @@ def test_policies_compare_by_value_not_by_seams() -> None:
     assert Resilience(max_attempts=3) != Resilience()
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(0, "0 s"), (1.5, "1.5 s"), (45, "45 s"), (60, "1 min"), (3600, "60 min")])
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0, "0 s"), (1.5, "1.5 s"), (45, "45 s"), (60, "1 min"), (3600, "60 min")]
+)
 def test_human_wait(seconds: float, text: str) -> None:
     assert human_wait(seconds) == text

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
+from resilience._fakes import FakeTime, closed_port, listening
 
 from flower_resilience import endpoint, reachable, reachable_sync, wait_online
 from harness import ScriptedServer
-from resilience._fakes import FakeTime, closed_port, listening
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,9 @@ async def test_wait_online_notifies_once_down_and_once_back() -> None:
     # The port starts listening after the third sleep: three failed probes, then success.
     clock.on_sleep = [None, None, lambda: opened.append(socket.create_server((host, port)))]
     try:
-        online = await wait_online(clock.policy(probe_interval=15.0, max_offline_wait=3600.0), lines.append, target=(host, port))
+        online = await wait_online(
+            clock.policy(probe_interval=15.0, max_offline_wait=3600.0), lines.append, target=(host, port)
+        )
     finally:
         for s in opened:
             s.close()
@@ -139,7 +141,26 @@ async def test_wait_online_slows_down_to_probe_interval_and_stays_there() -> Non
     clock, lines = FakeTime(), []
     target = closed_port()
     assert not await wait_online(clock.policy(max_offline_wait=120.0), lines.append, target=target)
-    assert clock.sleeps[:16] == pytest.approx([0.5, 0.625, 0.78125, 0.9765625, 1.220703125, 1.52587890625, 1.9073486328125, 2.384185791015625, 2.9802322387695312, 3.725290298461914, 4.656612873077393, 5.820766091346741, 7.275957614183426, 9.094947017729282, 11.368683772161603, 14.210854715202004])
+    assert clock.sleeps[:16] == pytest.approx(
+        [
+            0.5,
+            0.625,
+            0.78125,
+            0.9765625,
+            1.220703125,
+            1.52587890625,
+            1.9073486328125,
+            2.384185791015625,
+            2.9802322387695312,
+            3.725290298461914,
+            4.656612873077393,
+            5.820766091346741,
+            7.275957614183426,
+            9.094947017729282,
+            11.368683772161603,
+            14.210854715202004,
+        ]
+    )
     after = clock.sleeps[16:]
     assert after[:-1] == [15.0] * (len(after) - 1) and 0 < after[-1] <= 15.0, "the last wait is cut to the deadline"
     assert sum(clock.sleeps) == pytest.approx(120.0)

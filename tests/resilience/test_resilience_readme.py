@@ -18,11 +18,12 @@ def _python_blocks() -> list[str]:
 
 
 @pytest.mark.e2e
-def test_the_two_minute_app_runs(claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_two_minute_app_runs(
+    claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     claude_env.script(Text("All green."))
     monkeypatch.chdir(workspace)
-    exec(compile(_python_blocks()[0], str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    exec(compile(_python_blocks()[0], str(README), "exec"), {"__name__": "readme"})
     out = capsys.readouterr().out
     assert "All green." in out and "result: All green." in out
     assert "ok=True resumed=False" in out and "attempt 1: ok" in out
@@ -32,4 +33,4 @@ def test_the_classify_examples_hold() -> None:
     examples = re.findall(r'^classify\((".*?")\)\s+# "(\w+)"', _python_blocks()[1], re.MULTILINE)
     assert len(examples) == 4
     for literal, kind in examples:
-        assert classify(eval(literal)) == kind, literal  # noqa: S307 - string literals from our README
+        assert classify(eval(literal)) == kind, literal

@@ -60,7 +60,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
+        return "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
     return ""
 
 
@@ -123,7 +127,9 @@ def _calls_answered(out: Sequence[Any]) -> list[str]:
         for n, (role, group) in enumerate(messages):
             if role != "assistant":
                 continue
-            calls = [b.get("id") for e in group for b in _content(e) if isinstance(b, dict) and b.get("type") == "tool_use"]
+            calls = [
+                b.get("id") for e in group for b in _content(e) if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
             if not calls:
                 continue
             if n + 1 == len(messages) and _uid(path[-1]) != resume:
@@ -132,7 +138,9 @@ def _calls_answered(out: Sequence[Any]) -> list[str]:
             answers = Counter(b.get("tool_use_id") for e in following for b in _results(e))
             for call in calls:
                 if answers[call] != 1:
-                    problems.append(f"tool_use {call} is answered {answers[call]} times in the next message (path ending {_uid(path[-1])})")
+                    problems.append(
+                        f"tool_use {call} is answered {answers[call]} times in the next message (path ending {_uid(path[-1])})"
+                    )
     return problems
 
 
@@ -199,13 +207,17 @@ def _nothing_lost(raw: Sequence[Any], out: Sequence[Any], workspace: Path | None
                 continue
             if workspace is not None:
                 spill = Path(match["path"]) if Path(match["path"]).is_absolute() else workspace / match["path"]
-                if not spill.is_file() or spill.read_text(encoding="utf-8", errors="surrogatepass") != _text(before.get("content")):
+                if not spill.is_file() or spill.read_text(encoding="utf-8", errors="surrogatepass") != _text(
+                    before.get("content")
+                ):
                     problems.append(f"the spill file of {block.get('tool_use_id')} does not hold its text")
             if isinstance(before.get("content"), list):
                 kept = [_canon(p) for p in block.get("content", []) if isinstance(block.get("content"), list)]
                 for part in before["content"]:
                     if not (isinstance(part, dict) and part.get("type") == "text") and _canon(part) not in kept:
-                        problems.append(f"a {part.get('type') if isinstance(part, dict) else type(part).__name__} part of {block.get('tool_use_id')} vanished")
+                        problems.append(
+                            f"a {part.get('type') if isinstance(part, dict) else type(part).__name__} part of {block.get('tool_use_id')} vanished"
+                        )
     return problems
 
 
@@ -221,7 +233,9 @@ def _clean(out: Sequence[Any]) -> list[str]:
             continue
         for block in _results(entry):
             if STOP in _text(block.get("content")):
-                problems.append(f"result of {block.get('tool_use_id')} still tells the model to stop and wait for the user")
+                problems.append(
+                    f"result of {block.get('tool_use_id')} still tells the model to stop and wait for the user"
+                )
     return problems
 
 

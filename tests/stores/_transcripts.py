@@ -13,7 +13,15 @@ import itertools
 from typing import Any
 
 SESSION = "5f0c8f0e-0000-4000-8000-000000000001"
-_COMMON = {"userType": "external", "entrypoint": "sdk-py", "cwd": "/ws", "sessionId": SESSION, "version": "2.1.332", "gitBranch": "main", "isSidechain": False}
+_COMMON = {
+    "userType": "external",
+    "entrypoint": "sdk-py",
+    "cwd": "/ws",
+    "sessionId": SESSION,
+    "version": "2.1.332",
+    "gitBranch": "main",
+    "isSidechain": False,
+}
 
 
 class Transcript:
@@ -28,7 +36,12 @@ class Transcript:
 
     def add(self, entry: dict[str, Any], *, chain: bool = True) -> dict[str, Any]:
         if chain:
-            entry = {"parentUuid": self.leaf, **entry, "uuid": entry.get("uuid") or self._uuid(), **{k: v for k, v in _COMMON.items() if k not in entry}}
+            entry = {
+                "parentUuid": self.leaf,
+                **entry,
+                "uuid": entry.get("uuid") or self._uuid(),
+                **{k: v for k, v in _COMMON.items() if k not in entry},
+            }
             self.leaf = entry["uuid"]
         self.entries.append(entry)
         return entry
@@ -43,7 +56,13 @@ class Transcript:
             self.add(
                 {
                     "type": "assistant",
-                    "message": {"id": mid, "role": "assistant", "model": "claude-scripted", "content": [block], "usage": {"input_tokens": 100, "output_tokens": 5}},
+                    "message": {
+                        "id": mid,
+                        "role": "assistant",
+                        "model": "claude-scripted",
+                        "content": [block],
+                        "usage": {"input_tokens": 100, "output_tokens": 5},
+                    },
                 }
             )
             for block in blocks
@@ -51,14 +70,19 @@ class Transcript:
 
     def call(self, name: str, tool_input: dict[str, Any], tool_id: str | None = None, text: str | None = None) -> str:
         tool_id = tool_id or f"toolu_{next(self._n):06d}"
-        blocks = ([{"type": "text", "text": text}] if text else []) + [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]
+        blocks = ([{"type": "text", "text": text}] if text else []) + [
+            {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+        ]
         self.assistant(*blocks)
         return tool_id
 
     def result(self, tool_id: str, content: Any, *, is_error: bool = False, **extra: Any) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "type": "user",
-            "message": {"role": "user", "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": is_error}]},
+            "message": {
+                "role": "user",
+                "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": is_error}],
+            },
             "toolUseResult": {"stdout": content if isinstance(content, str) else "", "stderr": ""},
         }
         entry.update(extra)
@@ -89,7 +113,15 @@ class Transcript:
             toolDenialKind="user-rejected",
             toolUseResult="User rejected tool use",
         )
-        self.add({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]}})
+        self.add(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}],
+                },
+            }
+        )
         return tool_id
 
     def api_error(self, *, with_uuid: bool = True) -> dict[str, Any]:
@@ -97,14 +129,20 @@ class Transcript:
             "type": "assistant",
             "isApiErrorMessage": True,
             "error": "server_error",
-            "message": {"model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "API Error: Connection dropped (ECONNRESET)."}]},
+            "message": {
+                "model": "<synthetic>",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "API Error: Connection dropped (ECONNRESET)."}],
+            },
         }
         if with_uuid:
             return self.add(entry)
         return self.add(entry, chain=False)
 
     def last_prompt(self) -> dict[str, Any]:
-        return self.add({"type": "last-prompt", "lastPrompt": "p", "leafUuid": self.leaf, "sessionId": SESSION}, chain=False)
+        return self.add(
+            {"type": "last-prompt", "lastPrompt": "p", "leafUuid": self.leaf, "sessionId": SESSION}, chain=False
+        )
 
     def snapshot(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self.entries)
@@ -133,7 +171,12 @@ def tool_uses(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def chain_ok(entries: list[dict[str, Any]]) -> bool:
     """Every link names an entry that is present (or is None)."""
     uuids = {e["uuid"] for e in entries if isinstance(e.get("uuid"), str)}
-    return all(e.get(f) is None or e[f] in uuids for e in entries for f in ("parentUuid", "leafUuid", "logicalParentUuid") if f in e)
+    return all(
+        e.get(f) is None or e[f] in uuids
+        for e in entries
+        for f in ("parentUuid", "leafUuid", "logicalParentUuid")
+        if f in e
+    )
 
 
 def ancestry(entries: list[dict[str, Any]], uid: str) -> list[str]:

@@ -7,11 +7,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from flower_stores import EphemeralPolicy, PrunePolicy, TrimPolicy, heal_orphans, prune, relink, rewrite
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from stores._transcripts import Transcript, ancestry, chain_ok, tool_results, tool_uses
+
+from flower_stores import EphemeralPolicy, PrunePolicy, TrimPolicy, heal_orphans, prune, relink, rewrite
 
 HEAL_NAMESPACE = uuid.UUID("6f1d3c0e-5b1a-4f0e-9a53-2f8f6e3c1d47")
 
@@ -28,7 +28,10 @@ def test_relink_walks_through_runs_of_removed_entries() -> None:
     root = t.user("a")
     gone = [t.user("b"), t.user("c"), t.user("d")]
     child = t.user("e")
-    logical = t.add({"type": "system", "subtype": "compact_boundary", "parentUuid": None, "logicalParentUuid": gone[-1]["uuid"]}, chain=False)
+    logical = t.add(
+        {"type": "system", "subtype": "compact_boundary", "parentUuid": None, "logicalParentUuid": gone[-1]["uuid"]},
+        chain=False,
+    )
     logical["uuid"] = "boundary"
     out = relink(t.entries, {g["uuid"] for g in gone})
     assert [e.get("uuid") for e in out] == [root["uuid"], child["uuid"], "boundary"]
@@ -82,7 +85,10 @@ def test_heal_inserts_one_answer_right_after_the_call_and_repoints_every_child()
     heal = out[at + 1]
     assert heal["uuid"] == str(uuid.uuid5(HEAL_NAMESPACE, assistant["uuid"]))
     assert heal["parentUuid"] == assistant["uuid"] and heal["type"] == "user"
-    assert heal["message"] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": orphan, "content": "[cut off]", "is_error": False}]}
+    assert heal["message"] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": orphan, "content": "[cut off]", "is_error": False}],
+    }
     assert heal["sessionId"] == assistant["sessionId"] and heal["cwd"] == assistant["cwd"]
     by = _by_uuid(out)
     assert by[child_1["uuid"]]["parentUuid"] == heal["uuid"]
@@ -121,7 +127,20 @@ def test_heal_leaves_an_answered_transcript_alone() -> None:
 
 # --- the red lines of the whole rewrite, on generated transcripts ------------------------------------------
 
-STEPS = ["glance", "big", "denial", "headless", "api_error", "api_error_no_uuid", "interrupt", "orphan", "meta", "summary", "text", "split"]
+STEPS = [
+    "glance",
+    "big",
+    "denial",
+    "headless",
+    "api_error",
+    "api_error_no_uuid",
+    "interrupt",
+    "orphan",
+    "meta",
+    "summary",
+    "text",
+    "split",
+]
 
 
 def _build(steps: list[str], t: Transcript | None = None) -> Transcript:
@@ -161,7 +180,9 @@ def _build(steps: list[str], t: Transcript | None = None) -> Transcript:
     return t
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=st.lists(st.sampled_from(STEPS), max_size=25), keep=st.integers(0, 3))
 def test_red_lines_hold_on_any_transcript(steps: list[str], keep: int, tmp_path: Path) -> None:
     t = _build(steps)
@@ -183,7 +204,9 @@ def test_red_lines_hold_on_any_transcript(steps: list[str], keep: int, tmp_path:
             assert tid in results, "a tool_result was removed while its tool_use stayed"
     # Red line 2: compact summaries and meta entries are all there, content unchanged.
     links = ("parentUuid", "leafUuid", "logicalParentUuid")
-    protected = [{k: v for k, v in e.items() if k not in links} for e in before if e.get("isMeta") or e.get("isCompactSummary")]
+    protected = [
+        {k: v for k, v in e.items() if k not in links} for e in before if e.get("isMeta") or e.get("isCompactSummary")
+    ]
     kept = [{k: v for k, v in e.items() if k not in links} for e in out if e.get("isMeta") or e.get("isCompactSummary")]
     assert kept == protected
     # Red line 3: every link names a surviving entry, and it is the nearest surviving ancestor.

@@ -11,6 +11,7 @@ import pytest
 from claude_agent_sdk import InMemorySessionStore, SessionStore
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.testing.session_store_conformance import _has_optional
+
 from flower_stores import PrunePolicy, PruningSessionStore, SqliteSessionStore, TrimmingSessionStore, TrimPolicy
 
 OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
@@ -31,7 +32,9 @@ def _factories(tmp_path: Path) -> dict[str, Callable[[], Any]]:
         "pruning over sqlite (store)": lambda: PruningSessionStore(SqliteSessionStore(db()), ws, policy=TrimPolicy()),
         "trimming over in-memory": lambda: TrimmingSessionStore(InMemorySessionStore(), ws),
         "pruning over in-memory": lambda: PruningSessionStore(InMemorySessionStore(), ws, policy=TrimPolicy()),
-        "pruning over trimming over in-memory": lambda: PruningSessionStore(TrimmingSessionStore(InMemorySessionStore(), ws), ws),
+        "pruning over trimming over in-memory": lambda: PruningSessionStore(
+            TrimmingSessionStore(InMemorySessionStore(), ws), ws
+        ),
     }
 
 
@@ -72,7 +75,9 @@ class _ListsOnly(_Minimal):
 
 @pytest.mark.parametrize("layer", [TrimmingSessionStore, PruningSessionStore])
 @pytest.mark.parametrize("backend", [_Minimal, _InheritsDefaults, _ListsOnly])
-async def test_layers_expose_exactly_the_optional_methods_of_their_backend(layer: type, backend: type, tmp_path: Path) -> None:
+async def test_layers_expose_exactly_the_optional_methods_of_their_backend(
+    layer: type, backend: type, tmp_path: Path
+) -> None:
     from claude_agent_sdk._internal.session_store_validation import _store_implements  # the SDK's own probe
 
     inner = backend()

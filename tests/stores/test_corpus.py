@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import InMemorySessionStore
-
 from stores._invariants import check_rewrite
+
 from flower_stores import (
     EphemeralPolicy,
     LoadReport,
@@ -93,13 +93,18 @@ def test_the_checker_is_not_vacuous_it_flags_the_raw_corpus() -> None:
 
 # --- every step and the whole rewrite -------------------------------------------------------------------------
 
+
 def _text_only_replies(entries: list[Any]) -> list[str]:
     """Assistant entries that hold text only: what `relink` is asked to remove in these runs."""
     return [
         e["uuid"]
         for e in entries
-        if isinstance(e, dict) and e.get("type") == "assistant" and isinstance(e.get("uuid"), str) and not e.get("isMeta")
-        and isinstance(e.get("message"), dict) and isinstance(e["message"].get("content"), list)
+        if isinstance(e, dict)
+        and e.get("type") == "assistant"
+        and isinstance(e.get("uuid"), str)
+        and not e.get("isMeta")
+        and isinstance(e.get("message"), dict)
+        and isinstance(e["message"].get("content"), list)
         and all(isinstance(b, dict) and b.get("type") == "text" for b in e["message"]["content"])
     ]
 
@@ -111,7 +116,10 @@ STEPS: dict[str, tuple[Callable[[list[Any], Path], Any], bool]] = {
     "prune-all-denials": (lambda x, ws: prune(x, PrunePolicy(keep_denials=0)).entries, True),
     "heal_orphans": (lambda x, ws: heal_orphans(x), False),
     "relink": (lambda x, ws: relink(x, _text_only_replies(x)), False),
-    "rewrite": (lambda x, ws: rewrite(x, ws, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy()).entries, True),
+    "rewrite": (
+        lambda x, ws: rewrite(x, ws, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy()).entries,
+        True,
+    ),
 }
 
 
@@ -146,7 +154,11 @@ def test_the_report_counts_exactly_what_the_model_no_longer_sees(tmp_path: Path)
         assert report.expired == sum(bool(re.search(r"result expired \d+ results ago", t)) for t in texts)
         assert report.interrupts_neutralized == sum(json.dumps(prune_policy.interrupt_text) in t for t in texts)
         assert report.orphans_healed == sum(json.dumps(prune_policy.orphan_text) in t for t in texts)
-        heal_entries = sum(1 for e in out if isinstance(e, dict) and json.dumps(prune_policy.orphan_text) in json.dumps(e.get("message")))
+        heal_entries = sum(
+            1
+            for e in out
+            if isinstance(e, dict) and json.dumps(prune_policy.orphan_text) in json.dumps(e.get("message"))
+        )
         assert len(out) == len(raw) - report.pruned + heal_entries
 
 
@@ -170,14 +182,15 @@ def stored_form(raw: list[Any], backend: str) -> list[Any]:
     return out
 
 
-
 async def _append_in_batches(store: Any, entries: list[Any], size: int = 7) -> None:
     for start in range(0, len(entries), size):
         await store.append(KEY, entries[start : start + size])
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "memory"])
-async def test_layered_stores_over_the_corpus_keep_the_raw_copy_and_every_invariant(backend: str, tmp_path: Path) -> None:
+async def test_layered_stores_over_the_corpus_keep_the_raw_copy_and_every_invariant(
+    backend: str, tmp_path: Path
+) -> None:
     for n, (name, raw) in enumerate(sorted(TRANSCRIPTS.items())):
         key = {**KEY, "session_id": f"{KEY['session_id'][:-3]}{n:03d}"}
         store: Any = SqliteSessionStore(tmp_path / "sessions.db") if backend == "sqlite" else InMemorySessionStore()
@@ -192,7 +205,10 @@ async def test_layered_stores_over_the_corpus_keep_the_raw_copy_and_every_invari
             first = await layered.load(key)
             second = await layered.load(key)
             assert first == second, f"{name}: two loads differ"
-            assert first == rewrite(held, workspace, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy()).entries
+            assert (
+                first
+                == rewrite(held, workspace, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy()).entries
+            )
             assert check_rewrite(held, first, pruned=True, workspace=workspace) == [], name
             assert check_rewrite(held, await trimming.load(key), pruned=False, workspace=workspace) == [], name
             assert await store.load(key) == held, f"{name}: the stored copy changed"
@@ -224,8 +240,22 @@ def _with_bad_parents(raw: list[Any]) -> list[Any]:
 
 def _api_error_twin(entry: dict[str, Any]) -> dict[str, Any]:
     """A synthetic API error entry (the shape Claude Code writes) that carries ``entry``'s uuid: a retried write."""
-    twin = {k: entry[k] for k in ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "uuid", "timestamp") if k in entry}
-    twin.update(type="assistant", isApiErrorMessage=True, message={"id": "00000000-0000-4000-8000-000000000000", "model": "<synthetic>", "role": "assistant", "type": "message", "content": [{"type": "text", "text": "API Error: Connection error."}]})
+    twin = {
+        k: entry[k]
+        for k in ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "uuid", "timestamp")
+        if k in entry
+    }
+    twin.update(
+        type="assistant",
+        isApiErrorMessage=True,
+        message={
+            "id": "00000000-0000-4000-8000-000000000000",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "type": "message",
+            "content": [{"type": "text", "text": "API Error: Connection error."}],
+        },
+    )
     return twin
 
 
@@ -239,12 +269,21 @@ def _with_duplicate_uuid(raw: list[Any]) -> list[Any]:
     return out
 
 
-VARIANTS = {"odd lines": _with_odd_lines, "parentUuid list/dict": _with_bad_parents, "uuid shared with an API error": _with_duplicate_uuid}
+VARIANTS = {
+    "odd lines": _with_odd_lines,
+    "parentUuid list/dict": _with_bad_parents,
+    "uuid shared with an API error": _with_duplicate_uuid,
+}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-@pytest.mark.parametrize("name", ["*", "daaain-claude-code-log/*", "d-kimuson-claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.head.jsonl"])
-async def test_malformed_input_passes_through_or_is_repaired_with_a_note(name: str, variant: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "name",
+    ["*", "daaain-claude-code-log/*", "d-kimuson-claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.head.jsonl"],
+)
+async def test_malformed_input_passes_through_or_is_repaired_with_a_note(
+    name: str, variant: str, tmp_path: Path
+) -> None:
     raw = VARIANTS[variant](TRANSCRIPTS[name])
     for step, (run, pruned) in STEPS.items():
         out = run(raw, tmp_path)  # never raises
@@ -271,7 +310,9 @@ async def test_malformed_input_passes_through_or_is_repaired_with_a_note(name: s
 def test_a_uuid_shared_with_a_removed_api_error_keeps_its_entry_and_its_children(tmp_path: Path) -> None:
     raw = _with_duplicate_uuid(TRANSCRIPTS["*"])
     twin = next(e for e in raw if isinstance(e, dict) and e.get("isApiErrorMessage"))
-    original = next(e for e in raw if isinstance(e, dict) and e.get("uuid") == twin["uuid"] and not e.get("isApiErrorMessage"))
+    original = next(
+        e for e in raw if isinstance(e, dict) and e.get("uuid") == twin["uuid"] and not e.get("isApiErrorMessage")
+    )
     children = [e for e in raw if isinstance(e, dict) and e.get("parentUuid") == twin["uuid"]]
     for out, report in (prune(raw), rewrite(raw, tmp_path, prune_policy=PrunePolicy())):
         assert original in out and twin not in out
@@ -290,13 +331,20 @@ def test_rejections_without_a_marker_are_neutralised_in_every_version(tmp_path: 
     before = results_of(raw)
     assert all("STOP what you are doing" in before[t]["content"] and before[t]["is_error"] for t in STOPPED)
     assert not any("toolDenialKind" in e for e in raw if isinstance(e, dict))
-    for out, report in (prune(raw), rewrite(raw, tmp_path, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy())):
+    for out, report in (
+        prune(raw),
+        rewrite(raw, tmp_path, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy()),
+    ):
         after = results_of(out)
         assert report.interrupts_neutralized == 2
         for tool_id in STOPPED:
             assert after[tool_id]["content"] == PrunePolicy().interrupt_text and after[tool_id]["is_error"] is False
         # Real errors are left alone: a missing tool, a file not read yet, the user's own words in a rejection.
-        for tool_id in ("toolu_013Cho8SURc4ESongaWZu4d7", "toolu_01LsK8An4morbFYkB3fejkoX", "toolu_01YKFv5mcsGBX463DAn2h9YD"):
+        for tool_id in (
+            "toolu_013Cho8SURc4ESongaWZu4d7",
+            "toolu_01LsK8An4morbFYkB3fejkoX",
+            "toolu_01YKFv5mcsGBX463DAn2h9YD",
+        ):
             assert after[tool_id] == before[tool_id]
 
 
@@ -315,9 +363,20 @@ def _bash_call(command: str, tool_id: str, uid: str, parent: str | None) -> dict
     return call
 
 
-def _result(template_tool: str, tool_id: str, uid: str, parent: str, content: str, is_error: bool, tool_use_result: Any, **extra: Any) -> dict[str, Any]:
+def _result(
+    template_tool: str,
+    tool_id: str,
+    uid: str,
+    parent: str,
+    content: str,
+    is_error: bool,
+    tool_use_result: Any,
+    **extra: Any,
+) -> dict[str, Any]:
     entry = entry_with(lambda e: _holds(e, "tool_use_id", template_tool))
-    entry["message"]["content"] = [{"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": is_error}]
+    entry["message"]["content"] = [
+        {"tool_use_id": tool_id, "type": "tool_result", "content": content, "is_error": is_error}
+    ]
     entry.update(uuid=uid, parentUuid=parent, toolUseResult=tool_use_result, **extra)
     return entry
 
@@ -327,12 +386,33 @@ def _denied_glances(marked: bool) -> list[dict[str, Any]]:
     text) on the real corpus entries, marked as Claude Code after 2.1.39 writes it, or unmarked as before."""
     out: list[dict[str, Any]] = []
     parent = None
-    for n, (command, denied) in enumerate((("git status", True), ("git status --short", False), ("git status -s", True))):
+    for n, (command, denied) in enumerate(
+        (("git status", True), ("git status --short", False), ("git status -s", True))
+    ):
         tool_id = f"toolu_glance{n}"
         out.append(_bash_call(command, tool_id, f"00000000-0000-4000-8000-00000000a{n:03d}", parent))
-        text = f"Permission to use Bash with command {command} has been denied." if denied else "On branch main\nnothing to commit"
-        extra = {"toolDenialKind": "permission-rule", "permissionDecision": {"decision": "reject"}} if marked and denied else {}
-        out.append(_result("toolu_01T1SrbUgaSJkHWJd5outNgr", tool_id, f"00000000-0000-4000-8000-00000000b{n:03d}", out[-1]["uuid"], text, denied, f"Error: {text}" if denied else {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}, **extra))
+        text = (
+            f"Permission to use Bash with command {command} has been denied."
+            if denied
+            else "On branch main\nnothing to commit"
+        )
+        extra = (
+            {"toolDenialKind": "permission-rule", "permissionDecision": {"decision": "reject"}}
+            if marked and denied
+            else {}
+        )
+        out.append(
+            _result(
+                "toolu_01T1SrbUgaSJkHWJd5outNgr",
+                tool_id,
+                f"00000000-0000-4000-8000-00000000b{n:03d}",
+                out[-1]["uuid"],
+                text,
+                denied,
+                f"Error: {text}" if denied else {"stdout": text, "stderr": "", "interrupted": False, "isImage": False},
+                **extra,
+            )
+        )
         parent = out[-1]["uuid"]
     return out
 
@@ -340,7 +420,9 @@ def _denied_glances(marked: bool) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("marked", [True, False], ids=["marked", "unmarked"])
 def test_the_kept_denial_of_a_glance_is_never_expired_and_older_denials_go(marked: bool, tmp_path: Path) -> None:
     raw = _denied_glances(marked)
-    out, report = rewrite(raw, tmp_path, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy(keep_denials=1))
+    out, report = rewrite(
+        raw, tmp_path, ephemeral=EPHEMERAL, trim_policy=TRIM, prune_policy=PrunePolicy(keep_denials=1)
+    )
     after = results_of(out)
     assert "toolu_glance0" not in after and report.denials_dropped == 1  # the older denial: call and result gone
     assert after["toolu_glance2"] == results_of(raw)["toolu_glance2"]  # the kept one still says "denied"
@@ -372,8 +454,16 @@ def test_trim_keeps_the_parts_it_cannot_spill_as_text(tmp_path: Path) -> None:
     raw = copy.deepcopy(TRANSCRIPTS["daaain-claude-code-log/*"])
     task = next(b for b in results_of(raw).values() if isinstance(b["content"], list))  # the real Task result
     text = "".join(p["text"] for p in task["content"])
-    reference = {"type": "tool_reference", "tool_name": "mcp__github__create_issue"}  # as the harness writes ToolSearch results
-    found = {"type": "search_result", "source": "https://example.invalid/doc", "title": "Doc", "content": [{"type": "text", "text": "cited passage"}]}
+    reference = {
+        "type": "tool_reference",
+        "tool_name": "mcp__github__create_issue",
+    }  # as the harness writes ToolSearch results
+    found = {
+        "type": "search_result",
+        "source": "https://example.invalid/doc",
+        "title": "Doc",
+        "content": [{"type": "text", "text": "cited passage"}],
+    }
     task["content"] = [*task["content"], reference, found]
     for run in (lambda: trim(raw, TRIM, tmp_path), lambda: rewrite(raw, tmp_path, trim_policy=TRIM)):
         out, report = run()
@@ -387,6 +477,14 @@ def test_trim_keeps_the_parts_it_cannot_spill_as_text(tmp_path: Path) -> None:
 
 def test_the_report_never_counts_a_dropped_denial_as_trimmed_or_expired(tmp_path: Path) -> None:
     raw = _denied_glances(True)
-    raw[1]["message"]["content"][0]["content"] = "Permission to use Bash has been denied. " + "x" * 3000  # large and stale
-    out, report = rewrite(raw, tmp_path, ephemeral=EPHEMERAL, trim_policy=TrimPolicy(keep_recent=0, min_chars=100), prune_policy=PrunePolicy(keep_denials=1))
+    raw[1]["message"]["content"][0]["content"] = (
+        "Permission to use Bash has been denied. " + "x" * 3000
+    )  # large and stale
+    out, report = rewrite(
+        raw,
+        tmp_path,
+        ephemeral=EPHEMERAL,
+        trim_policy=TrimPolicy(keep_recent=0, min_chars=100),
+        prune_policy=PrunePolicy(keep_denials=1),
+    )
     assert report == LoadReport(expired=1, denials_dropped=1, pruned=2)

@@ -7,19 +7,21 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from flower_stores._engine import rewrite_once
-from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from stores._transcripts import Transcript
 from stores.test_chain import STEPS, _build
+
+from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
+from flower_stores._engine import rewrite_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _reference(entries: list[dict[str, Any]], workspace: Path, ephemeral: Any, trim_policy: Any, prune_policy: Any) -> tuple[list[Any], LoadReport]:
+def _reference(
+    entries: list[dict[str, Any]], workspace: Path, ephemeral: Any, trim_policy: Any, prune_policy: Any
+) -> tuple[list[Any], LoadReport]:
     report = LoadReport()
     current = list(entries)
     if ephemeral is not None and ephemeral.enabled:
@@ -43,27 +45,80 @@ def _extra(t: Transcript, extras: list[str]) -> None:
         elif kind == "edge_glance":
             t.bash("ls -R", "x" * 2000)
         elif kind == "denied_in_split":
-            t.assistant({"type": "text", "text": "trying"}, {"type": "tool_use", "id": f"d{n}", "name": "Bash", "input": {"command": "rm q"}})
-            t.result(f"d{n}", "denied", is_error=True, toolDenialKind="permission-rule", permissionDecision={"decision": "reject"})
+            t.assistant(
+                {"type": "text", "text": "trying"},
+                {"type": "tool_use", "id": f"d{n}", "name": "Bash", "input": {"command": "rm q"}},
+            )
+            t.result(
+                f"d{n}",
+                "denied",
+                is_error=True,
+                toolDenialKind="permission-rule",
+                permissionDecision={"decision": "reject"},
+            )
         elif kind == "image":
             tid = t.call("Read", {"file_path": "/ws/p.png"})
-            t.result(tid, [{"type": "text", "text": "y" * 3000}, {"type": "image", "source": {"type": "base64", "data": "AA"}}])
+            t.result(
+                tid,
+                [{"type": "text", "text": "y" * 3000}, {"type": "image", "source": {"type": "base64", "data": "AA"}}],
+            )
         elif kind == "split_across_errors":
             # One assistant message whose two pieces are separated by removed entries: its unanswered calls
             # are healed once, after the last piece, however many removals sit in between.
             mid = f"msg_split{n}"
             for piece, errors in ((0, 2), (1, 0)):
-                t.add({"type": "assistant", "message": {"id": mid, "role": "assistant", "content": [{"type": "tool_use", "id": f"s{n}-{piece}", "name": "Bash", "input": {"command": "make"}}]}})
+                t.add(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "id": mid,
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "tool_use",
+                                    "id": f"s{n}-{piece}",
+                                    "name": "Bash",
+                                    "input": {"command": "make"},
+                                }
+                            ],
+                        },
+                    }
+                )
                 for _ in range(errors):
                     t.api_error()
         elif kind == "boundary":
-            t.add({"type": "system", "subtype": "compact_boundary", "uuid": f"b{n}", "parentUuid": None, "logicalParentUuid": t.leaf}, chain=False)
+            t.add(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "uuid": f"b{n}",
+                    "parentUuid": None,
+                    "logicalParentUuid": t.leaf,
+                },
+                chain=False,
+            )
 
 
 policies = st.fixed_dictionaries(
     {
-        "ephemeral": st.one_of(st.none(), st.builds(EphemeralPolicy, enabled=st.booleans(), keep_recent=st.integers(0, 4), max_chars=st.sampled_from([50, 2000]))),
-        "trim_policy": st.one_of(st.none(), st.builds(TrimPolicy, enabled=st.booleans(), keep_recent=st.integers(0, 3), min_chars=st.sampled_from([40, 1000, 2000]))),
+        "ephemeral": st.one_of(
+            st.none(),
+            st.builds(
+                EphemeralPolicy,
+                enabled=st.booleans(),
+                keep_recent=st.integers(0, 4),
+                max_chars=st.sampled_from([50, 2000]),
+            ),
+        ),
+        "trim_policy": st.one_of(
+            st.none(),
+            st.builds(
+                TrimPolicy,
+                enabled=st.booleans(),
+                keep_recent=st.integers(0, 3),
+                min_chars=st.sampled_from([40, 1000, 2000]),
+            ),
+        ),
         "prune_policy": st.one_of(
             st.none(),
             st.builds(
@@ -78,13 +133,22 @@ policies = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     steps=st.lists(st.sampled_from(STEPS), max_size=25),
-    extras=st.lists(st.sampled_from(["legacy_interrupt", "edge_glance", "denied_in_split", "image", "boundary", "split_across_errors"]), max_size=4),
+    extras=st.lists(
+        st.sampled_from(
+            ["legacy_interrupt", "edge_glance", "denied_in_split", "image", "boundary", "split_across_errors"]
+        ),
+        max_size=4,
+    ),
     chosen=policies,
 )
-def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str], chosen: dict[str, Any], tmp_path: Path) -> None:
+def test_one_scan_equals_the_composed_steps(
+    steps: list[str], extras: list[str], chosen: dict[str, Any], tmp_path: Path
+) -> None:
     t = _build(steps)
     _extra(t, extras)
     _build(steps[:3], t)  # more after the extras, so they are not always the newest
@@ -95,7 +159,14 @@ def test_one_scan_equals_the_composed_steps(steps: list[str], extras: list[str],
     assert report == expected_report
     assert t.entries == before
     # The layers' in-place path over a fresh parse of our own SQLite store gives the same.
-    owned = rewrite_once(copy.deepcopy(t.entries), tmp_path, chosen["ephemeral"], chosen["trim_policy"], chosen["prune_policy"], owned=True)
+    owned = rewrite_once(
+        copy.deepcopy(t.entries),
+        tmp_path,
+        chosen["ephemeral"],
+        chosen["trim_policy"],
+        chosen["prune_policy"],
+        owned=True,
+    )
     assert owned == (expected, expected_report)
 
 
@@ -121,10 +192,18 @@ def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:
     expected, expected_report = _reference(session, tmp_path, **chosen)
     got, report = rewrite(session, tmp_path, **chosen)
     assert got == expected and report == expected_report
-    assert report.trimmed and report.expired and report.denials_dropped and report.api_errors_dropped and report.orphans_healed
+    assert (
+        report.trimmed
+        and report.expired
+        and report.denials_dropped
+        and report.api_errors_dropped
+        and report.orphans_healed
+    )
 
 
-@pytest.mark.parametrize("template", [EphemeralPolicy().text, "[{cmd} ran {age:,} results ago]", "{age}: {cmd} ({age})"])
+@pytest.mark.parametrize(
+    "template", [EphemeralPolicy().text, "[{cmd} ran {age:,} results ago]", "{age}: {cmd} ({age})"]
+)
 def test_expiry_notes_equal_the_policys_placeholder_for_any_template(template: str, tmp_path: Path) -> None:
     t = Transcript()
     for n in range(12):

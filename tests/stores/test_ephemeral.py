@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from flower_stores import is_ephemeral, is_ephemeral_call
 
 GLANCES = [
@@ -249,7 +250,7 @@ NOT_GLANCES = [
     "sed -f script.sed file",
     "awk '{print > \"out\"}' file",
     "awk '{print $1 >> \"out\"}' file",
-    "awk '{printf \"%s\", $1 > \"out\"}' file",
+    'awk \'{printf "%s", $1 > "out"}\' file',
     "awk 'BEGIN{system(\"touch x\")}'",
     "awk '{print | \"sh\"}' file",
     "awk 'BEGIN{\"date\" | getline d}'",

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flower_stores import EphemeralPolicy, expire, is_ephemeral, is_ephemeral_call
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
 from stores._transcripts import Transcript, tool_results
+
+from flower_stores import EphemeralPolicy, expire, is_ephemeral, is_ephemeral_call
 
 BASH = shutil.which("bash")
 
@@ -80,8 +80,32 @@ VERBS: dict[str, list[str]] = {
 }  # fmt: skip
 
 SEPARATORS = [" ; ", " && ", " || ", " | ", "\n", " & ", ";", "|", "\n\n"]
-REDIRECTS = ["", "", "", " 2>&1", " >/dev/null", " 2>/dev/null", " > pwned", " >> pwned", " 2> pwned", " &> pwned", " < a.txt", " >&2"]
-INJECTIONS = ["", "", "", "", " $(touch pwned)", " `touch pwned`", " <(touch pwned)", " \"$(touch pwned)\"", " ${X:=pwned}", " $HOME"]
+REDIRECTS = [
+    "",
+    "",
+    "",
+    " 2>&1",
+    " >/dev/null",
+    " 2>/dev/null",
+    " > pwned",
+    " >> pwned",
+    " 2> pwned",
+    " &> pwned",
+    " < a.txt",
+    " >&2",
+]
+INJECTIONS = [
+    "",
+    "",
+    "",
+    "",
+    " $(touch pwned)",
+    " `touch pwned`",
+    " <(touch pwned)",
+    ' "$(touch pwned)"',
+    " ${X:=pwned}",
+    " $HOME",
+]
 
 
 # Arguments that write, execute, follow or expand into something else; the rest are plain inspection.
@@ -142,7 +166,12 @@ def _scratch(root: Path) -> tuple[Path, dict[str, str]]:
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.com",
     }
-    for cmd in (["git", "init", "-q"], ["git", "add", "a.txt", "b.py", "sub"], ["git", "commit", "-q", "-m", "one"], ["git", "branch", "feature"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "a.txt", "b.py", "sub"],
+        ["git", "commit", "-q", "-m", "one"],
+        ["git", "branch", "feature"],
+    ):
         subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
     (repo / "a.txt").write_text("alpha beta\ngamma a > b\nx|y\nchanged\n")
     return repo, env
@@ -158,7 +187,13 @@ def _tree(root: Path) -> dict[str, Any]:
         elif path.is_dir():
             out[rel] = ("dir", st_.st_mode)
         else:
-            out[rel] = ("file", st_.st_mode, st_.st_size, st_.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+            out[rel] = (
+                "file",
+                st_.st_mode,
+                st_.st_size,
+                st_.st_mtime_ns,
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+            )
     return out
 
 
@@ -170,7 +205,12 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=600,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(line=command_lines())
 def test_accepted_commands_never_write_and_always_return(line: str, scratch: tuple[Path, Path, dict[str, str]]) -> None:
     root, repo, env = scratch
@@ -184,7 +224,9 @@ def test_accepted_commands_never_write_and_always_return(line: str, scratch: tup
     except subprocess.TimeoutExpired:
         pytest.fail(f"accepted command did not return: {line!r}")
     after = _tree(root)
-    assert after == before, f"accepted command changed the tree: {line!r}: {sorted(set(after.items()) ^ set(before.items()))[:5]}"
+    assert after == before, (
+        f"accepted command changed the tree: {line!r}: {sorted(set(after.items()) ^ set(before.items()))[:5]}"
+    )
 
 
 def test_the_runner_notices_writes(scratch: tuple[Path, Path, dict[str, str]]) -> None:
@@ -198,17 +240,25 @@ def test_the_runner_notices_writes(scratch: tuple[Path, Path, dict[str, str]]) -
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(lines=st.lists(command_lines(), min_size=1, max_size=12), verdicts=st.lists(st.booleans(), min_size=12, max_size=12))
-def test_expiry_and_glance_permission_derive_from_the_same_function(lines: list[str], verdicts: list[bool], monkeypatch_module: Any) -> None:
+@given(
+    lines=st.lists(command_lines(), min_size=1, max_size=12), verdicts=st.lists(st.booleans(), min_size=12, max_size=12)
+)
+def test_expiry_and_glance_permission_derive_from_the_same_function(
+    lines: list[str], verdicts: list[bool], monkeypatch_module: Any
+) -> None:
     """Replace the one predicate by an arbitrary one: both decisions follow it, and nothing else."""
     import flower_stores._ephemeral as ephemeral_module
 
-    decided = {line: verdict for line, verdict in zip(lines, verdicts, strict=False)}
+    decided = dict(zip(lines, verdicts, strict=False))
     with monkeypatch_module.context() as patch:
         patch.setattr(ephemeral_module, "is_ephemeral", lambda cmd: decided.get(cmd, False))
         transcript = Transcript()
         ids = {transcript.bash(line, "out"): line for line in lines}
-        expired = {tid for tid, block in tool_results(expire(transcript.entries, EphemeralPolicy(keep_recent=0)).entries).items() if "expired" in block["content"]}
+        expired = {
+            tid
+            for tid, block in tool_results(expire(transcript.entries, EphemeralPolicy(keep_recent=0)).entries).items()
+            if "expired" in block["content"]
+        }
         glance_allowed = {tid for tid, line in ids.items() if is_ephemeral_call("Bash", {"command": line})}
         by_predicate = {tid for tid, line in ids.items() if decided[line]}
     assert expired == glance_allowed == by_predicate
@@ -222,7 +272,9 @@ def test_expired_results_are_exactly_the_accepted_glances(lines: list[str]) -> N
     ids[transcript.call("Read", {"file_path": "/ws/a.txt"})] = "<read>"
     transcript.result(next(reversed(ids)), "file text")
     out = expire(transcript.entries, EphemeralPolicy(keep_recent=0)).entries
-    expired = {tid for tid, block in tool_results(out).items() if block["content"] != "out" and block["content"] != "file text"}
+    expired = {
+        tid for tid, block in tool_results(out).items() if block["content"] != "out" and block["content"] != "file text"
+    }
     assert expired == {tid for tid, line in ids.items() if line != "<read>" and is_ephemeral(line)}
 
 

@@ -30,7 +30,14 @@ _entry = st.fixed_dictionaries(
         "isMeta": st.booleans(),
         "message": st.one_of(
             st.fixed_dictionaries({"content": _text}),
-            st.fixed_dictionaries({"content": st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_result"]), "text": _text}), max_size=2)}),
+            st.fixed_dictionaries(
+                {
+                    "content": st.lists(
+                        st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_result"]), "text": _text}),
+                        max_size=2,
+                    )
+                }
+            ),
         ),
     },
 )
@@ -48,7 +55,15 @@ def test_batch_by_batch_the_summary_is_the_sdks(batches: list[list[dict[str, Any
 
 
 def test_a_settled_summary_folds_only_what_can_change_it() -> None:
-    first: Any = [{"type": "user", "timestamp": "2026-01-02T03:04:05Z", "isSidechain": False, "cwd": "/w", "message": {"content": "build it"}}]
+    first: Any = [
+        {
+            "type": "user",
+            "timestamp": "2026-01-02T03:04:05Z",
+            "isSidechain": False,
+            "cwd": "/w",
+            "message": {"content": "build it"},
+        }
+    ]
     prev = fold_summary(None, KEY, first)
     batch: Any = [{"type": "assistant", "gitBranch": f"b{i}", "timestamp": "2026-01-02T03:04:05Z"} for i in range(100)]
     batch[40]["customTitle"] = "T"
@@ -60,7 +75,15 @@ def test_a_settled_summary_folds_only_what_can_change_it() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_entry, min_size=2, max_size=30), min_size=1, max_size=4))
 def test_after_a_settled_start_the_summary_is_the_sdks(batches: list[list[dict[str, Any]]]) -> None:
-    start: Any = [{"type": "user", "timestamp": "2026-01-02T03:04:05Z", "isSidechain": False, "cwd": "/w", "message": {"content": "go"}}]
+    start: Any = [
+        {
+            "type": "user",
+            "timestamp": "2026-01-02T03:04:05Z",
+            "isSidechain": False,
+            "cwd": "/w",
+            "message": {"content": "go"},
+        }
+    ]
     ours: Any = fold_summary(None, KEY, start)
     theirs: Any = fold_session_summary(None, KEY, start)
     for batch in batches:

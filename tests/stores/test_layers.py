@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import InMemorySessionStore
+from stores._transcripts import Transcript, tool_results, tool_uses
+
 from flower_stores import (
     EphemeralPolicy,
     LoadReport,
@@ -19,8 +21,6 @@ from flower_stores import (
     rewrite,
     trim_report,
 )
-
-from stores._transcripts import Transcript, tool_results, tool_uses
 
 KEY: Any = {"project_key": "-ws", "session_id": "s1"}
 BIG = "output line\n" * 400
@@ -65,15 +65,27 @@ async def test_a_store_passed_in_stays_open_and_unchanged(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("backend_type", [SqliteSessionStore, type("SqliteSubclass", (SqliteSessionStore,), {})])
-async def test_over_sqlite_the_load_equals_the_pure_rewrite_and_the_stored_copy_stays(tmp_path: Path, backend_type: type) -> None:
+async def test_over_sqlite_the_load_equals_the_pure_rewrite_and_the_stored_copy_stays(
+    tmp_path: Path, backend_type: type
+) -> None:
     """Over our own SQLite store the rewrite edits the fresh parse in place (see _engine); it must not show."""
     backend = backend_type(tmp_path / "sessions.db")
     t = _session()
-    policies: dict[str, Any] = {"policy": TrimPolicy(keep_recent=0), "ephemeral": EphemeralPolicy(keep_recent=1), "prune": PrunePolicy()}
+    policies: dict[str, Any] = {
+        "policy": TrimPolicy(keep_recent=0),
+        "ephemeral": EphemeralPolicy(keep_recent=1),
+        "prune": PrunePolicy(),
+    }
     store = PruningSessionStore(backend, tmp_path, **policies)
     await store.append(KEY, t.entries)
     first, second = await store.load(KEY), await store.load(KEY)
-    expected = rewrite(t.entries, tmp_path, ephemeral=policies["ephemeral"], trim_policy=policies["policy"], prune_policy=policies["prune"])
+    expected = rewrite(
+        t.entries,
+        tmp_path,
+        ephemeral=policies["ephemeral"],
+        trim_policy=policies["policy"],
+        prune_policy=policies["prune"],
+    )
     assert first == second == expected.entries and store.last_report == expected.report
     assert await backend.load(KEY) == t.entries
     backend.close()
@@ -83,7 +95,13 @@ async def test_pruning_store_runs_every_layer_in_order(tmp_path: Path) -> None:
     t = _session()
     inner = InMemorySessionStore()
     await inner.append(KEY, t.entries)
-    store = PruningSessionStore(inner, tmp_path, policy=TrimPolicy(keep_recent=0), ephemeral=EphemeralPolicy(keep_recent=1), prune=PrunePolicy(keep_denials=1))
+    store = PruningSessionStore(
+        inner,
+        tmp_path,
+        policy=TrimPolicy(keep_recent=0),
+        ephemeral=EphemeralPolicy(keep_recent=1),
+        prune=PrunePolicy(keep_denials=1),
+    )
     out = await store.load(KEY)
     assert out is not None
     results = tool_results(out)
@@ -95,7 +113,14 @@ async def test_pruning_store_runs_every_layer_in_order(tmp_path: Path) -> None:
     assert set(results) == set(tool_uses(out))
     report = store.last_report
     assert report == LoadReport(
-        expired=1, trimmed=1, kept=0, chars_saved=report.chars_saved, denials_dropped=1, api_errors_dropped=1, orphans_healed=1, pruned=3
+        expired=1,
+        trimmed=1,
+        kept=0,
+        chars_saved=report.chars_saved,
+        denials_dropped=1,
+        api_errors_dropped=1,
+        orphans_healed=1,
+        pruned=3,
     )
     assert store.pruned == 3 and store.denials_dropped == 1
     assert trim_report(store).startswith("trimmed 1 tool result (kept 0), saved ~")
@@ -114,7 +139,9 @@ async def test_defaults_follow_the_seed(tmp_path: Path) -> None:
     assert pruning.policy is None and pruning.prune_policy == PrunePolicy() and pruning.ephemeral == EphemeralPolicy()
     out = await pruning.load(KEY)
     assert out is not None and BIG in [b["content"] for b in tool_results(out).values()]  # no TrimPolicy: no trimming
-    off = PruningSessionStore(inner, tmp_path, policy=TrimPolicy(enabled=False, keep_recent=0), ephemeral=EphemeralPolicy(enabled=False))
+    off = PruningSessionStore(
+        inner, tmp_path, policy=TrimPolicy(enabled=False, keep_recent=0), ephemeral=EphemeralPolicy(enabled=False)
+    )
     out = await off.load(KEY)
     assert out is not None and "clean" in [b["content"] for b in tool_results(out).values()]
 

@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.testing.session_store_conformance import _has_optional
+
 from flower_stores import (
     PostgresSessionStore,
     PrunePolicy,
@@ -60,7 +61,9 @@ async def test_conformance_with_nothing_skipped(name: str, pg_store: MakeStore, 
     await run_session_store_conformance(make)
 
 
-async def test_a_layer_given_a_postgres_url_builds_the_store_and_closes_it(pg_store: MakeStore, pg_url: str, tmp_path: Path) -> None:
+async def test_a_layer_given_a_postgres_url_builds_the_store_and_closes_it(
+    pg_store: MakeStore, pg_url: str, tmp_path: Path
+) -> None:
     layered = PruningSessionStore(pg_url, tmp_path, policy=TrimPolicy())
     try:
         assert isinstance(layered.backend, PostgresSessionStore) and layered.backend.schema == "flower"
@@ -75,7 +78,10 @@ async def test_a_layer_given_a_postgres_url_builds_the_store_and_closes_it(pg_st
 
 
 def _entries(prefix: str, n: int) -> list[dict[str, Any]]:
-    return [{"type": "user", "uuid": f"{prefix}{i}", "message": {"role": "user", "content": f"{prefix} {i}"}} for i in range(n)]
+    return [
+        {"type": "user", "uuid": f"{prefix}{i}", "message": {"role": "user", "content": f"{prefix} {i}"}}
+        for i in range(n)
+    ]
 
 
 async def test_a_replayed_batch_adds_nothing_and_changes_no_mtime(pg_store: MakeStore) -> None:
@@ -127,7 +133,10 @@ async def test_a_lone_surrogate_or_nul_never_costs_the_batch_and_loads_back_exac
     odd = ["\ud800odd-uuid", "nul\u0000uuid", '"quoted"', json.dumps("\ud800odd-uuid")]  # the last two: no collision
     batch = [
         {"type": "user", "uuid": "a", "message": {"role": "user", "content": CUT_TEXT}},
-        *({"type": "user", "uuid": uid, "message": {"role": "user", "content": f"\udfff {i}"}} for i, uid in enumerate(odd)),
+        *(
+            {"type": "user", "uuid": uid, "message": {"role": "user", "content": f"\udfff {i}"}}
+            for i, uid in enumerate(odd)
+        ),
         {"type": "user", "uuid": "z", "message": {"role": "user", "content": "caf\u00e9 \U0001f600"}},
     ]
     memory = InMemorySessionStore()
@@ -138,7 +147,9 @@ async def test_a_lone_surrogate_or_nul_never_costs_the_batch_and_loads_back_exac
     await store.append(KEY, batch)  # a replay, odd uuids included, adds nothing
     await store.append(KEY, list(reversed(batch)))
     assert await store.load(KEY) == batch
-    assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[0]["data"]
+    assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[0][
+        "data"
+    ]
 
 
 async def test_lines_that_are_not_objects_are_stored_as_they_are(pg_store: MakeStore) -> None:
@@ -176,7 +187,14 @@ async def test_read_only_reads_an_existing_store_and_writes_nothing(pg_store: Ma
 
 async def test_keys_are_compared_by_code_point_whatever_the_database_collation(pg_store: MakeStore) -> None:
     store = pg_store()
-    for project, sid, sub in [("p", "s", None), ("p", "s", "subagents/a"), ("p", "s-2", None), ("p", "s.x", "b"), ("p-2", "t", None), ("p0", "u", None)]:
+    for project, sid, sub in [
+        ("p", "s", None),
+        ("p", "s", "subagents/a"),
+        ("p", "s-2", None),
+        ("p", "s.x", "b"),
+        ("p-2", "t", None),
+        ("p0", "u", None),
+    ]:
         key: Any = {"project_key": project, "session_id": sid, **({"subpath": sub} if sub else {})}
         await store.append(key, [{"type": "user"}])
     assert sorted(s["session_id"] for s in await store.list_sessions("p")) == ["s", "s-2"]
@@ -195,7 +213,11 @@ async def test_flowers_synchronous_helpers(pg_store: MakeStore) -> None:
         KEY,
         [
             {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "usage": usage}},
-            {"type": "assistant", "uuid": "a2", "message": {"role": "assistant", "model": "<synthetic>", "usage": {"input_tokens": 0}}},
+            {
+                "type": "assistant",
+                "uuid": "a2",
+                "message": {"role": "assistant", "model": "<synthetic>", "usage": {"input_tokens": 0}},
+            },
             {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "next"}},
         ],
     )
@@ -204,7 +226,11 @@ async def test_flowers_synchronous_helpers(pg_store: MakeStore) -> None:
     assert store.has_session("-ws", "s1") and not store.has_session("-ws", "subagents")
     assert store.last_context("-ws", "s1") == 1015
     assert store.last_context("-ws", "s1", scan=2) == 0  # the latest two entries carry no usage
-    assert store.has_entry("-ws", "s1", "u1") and not store.has_entry("-ws", "s1", "u2") and not store.has_entry("-ws", "s2", "u1")
+    assert (
+        store.has_entry("-ws", "s1", "u1")
+        and not store.has_entry("-ws", "s1", "u2")
+        and not store.has_entry("-ws", "s2", "u1")
+    )
 
 
 def test_works_under_trio(pg_store: MakeStore) -> None:
@@ -225,7 +251,13 @@ async def test_another_task_keeps_running_while_a_10000_entry_session_loads(pg_s
     store = pg_store()
     filler = "x" * 1800
     for start in range(0, 10_000, 1000):
-        await store.append(KEY, [{"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": filler}} for i in range(start, start + 1000)])
+        await store.append(
+            KEY,
+            [
+                {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": filler}}
+                for i in range(start, start + 1000)
+            ],
+        )
     ticks = 0
     loading = True
     loaded: list[Any] = []
@@ -332,13 +364,24 @@ def test_a_wrong_password_or_database_says_which(pg_url: str) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["mysql://host/db", "sessions.db", "sqlite://", "postgresql://host:notaport/db", "postgresql://host/db?bogus_option=1", ""],
+    [
+        "mysql://host/db",
+        "sessions.db",
+        "sqlite://",
+        "postgresql://host:notaport/db",
+        "postgresql://host/db?bogus_option=1",
+        "",
+    ],
 )
 def test_malformed_urls_are_usage_errors(url: str) -> None:
     with pytest.raises(StoreUrlError) as caught:
         store_from_url(url)
     message = str(caught.value)
-    assert "\n" not in message and "sqlite:///abs/path/sessions.db" in message and "postgresql://user:password@host" in message
+    assert (
+        "\n" not in message
+        and "sqlite:///abs/path/sessions.db" in message
+        and "postgresql://user:password@host" in message
+    )
 
 
 def test_without_the_extra_the_store_says_how_to_install_it(tmp_path: Path) -> None:

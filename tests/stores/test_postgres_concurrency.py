@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import psycopg
+
 from flower_stores import PostgresSessionStore
 
 WORKERS = 8
@@ -53,14 +54,18 @@ WORKER = textwrap.dedent(
 )
 
 
-def test_eight_processes_append_to_one_key_without_loss_or_duplicates(pg_store: Callable[..., PostgresSessionStore], pg_url: str, tmp_path: Path) -> None:
+def test_eight_processes_append_to_one_key_without_loss_or_duplicates(
+    pg_store: Callable[..., PostgresSessionStore], pg_url: str, tmp_path: Path
+) -> None:
     schema = pg_store().schema  # the schema exists before the race starts; pg_store drops it afterwards
     go = tmp_path / "go"
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), pg_url, schema, str(go), str(w), str(BATCHES), str(PER_BATCH)], stderr=subprocess.PIPE, text=True
+            [sys.executable, str(script), pg_url, schema, str(go), str(w), str(BATCHES), str(PER_BATCH)],
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for w in range(WORKERS)
     ]
@@ -71,7 +76,9 @@ def test_eight_processes_append_to_one_key_without_loss_or_duplicates(pg_store: 
 
     with psycopg.connect(pg_url) as conn:
         for key, workers in [(f"-ws/own-{w}", [w]) for w in range(WORKERS)] + [("-ws/shared", list(range(WORKERS)))]:
-            rows = conn.execute(f'SELECT seq, uid, payload FROM "{schema}".entries WHERE store_key = %s ORDER BY seq', (key,)).fetchall()
+            rows = conn.execute(
+                f'SELECT seq, uid, payload FROM "{schema}".entries WHERE store_key = %s ORDER BY seq', (key,)
+            ).fetchall()
             assert [r[0] for r in rows] == list(range(len(rows))), f"{key}: seq not contiguous"
             uids = [r[1] for r in rows if r[1] is not None]
             assert len(uids) == len(set(uids)), f"{key}: duplicated uuids"
@@ -81,14 +88,20 @@ def test_eight_processes_append_to_one_key_without_loss_or_duplicates(pg_store: 
             for w in workers:  # within one process, entries keep their append order
                 mine = [(p["b"], p.get("i", PER_BATCH)) for p in (json.loads(r[2]) for r in rows) if p["w"] == w]
                 assert mine == sorted(mine)
-            assert conn.execute(f'SELECT next_seq FROM "{schema}".meta WHERE store_key = %s', (key,)).fetchone() == (len(rows),)
+            assert conn.execute(f'SELECT next_seq FROM "{schema}".meta WHERE store_key = %s', (key,)).fetchone() == (
+                len(rows),
+            )
         # The shared session's summary was folded once per effective batch, by whichever process held the lock.
-        summary = conn.execute(f'SELECT mtime, data FROM "{schema}".summaries WHERE session_id = %s', ("shared",)).fetchone()
+        summary = conn.execute(
+            f'SELECT mtime, data FROM "{schema}".summaries WHERE session_id = %s', ("shared",)
+        ).fetchone()
         meta_mtime = conn.execute(f'SELECT mtime FROM "{schema}".meta WHERE store_key = %s', ("-ws/shared",)).fetchone()
         assert summary is not None and meta_mtime is not None and summary[0] == meta_mtime[0]
 
 
-def test_deleting_a_session_while_its_subagents_append_leaves_no_half_state(pg_store: Callable[..., PostgresSessionStore], pg_url: str) -> None:
+def test_deleting_a_session_while_its_subagents_append_leaves_no_half_state(
+    pg_store: Callable[..., PostgresSessionStore], pg_url: str
+) -> None:
     """Cascade delete and appends to the session's subkeys interleave only whole: every key in ``meta`` has
     exactly the entries ``0..next_seq-1``, and no entry outlives its key's ``meta`` row."""
     store = pg_store()
@@ -123,13 +136,19 @@ def test_deleting_a_session_while_its_subagents_append_leaves_no_half_state(pg_s
     with psycopg.connect(pg_url) as conn:
         metas = dict(conn.execute(f'SELECT store_key, next_seq FROM "{s}".meta').fetchall())
         for key, next_seq in metas.items():
-            seqs = [r[0] for r in conn.execute(f'SELECT seq FROM "{s}".entries WHERE store_key = %s ORDER BY seq', (key,))]
+            seqs = [
+                r[0] for r in conn.execute(f'SELECT seq FROM "{s}".entries WHERE store_key = %s ORDER BY seq', (key,))
+            ]
             assert seqs == list(range(next_seq)), key
-        orphans = conn.execute(f'SELECT DISTINCT store_key FROM "{s}".entries e WHERE NOT EXISTS (SELECT 1 FROM "{s}".meta m WHERE m.store_key = e.store_key)').fetchall()
+        orphans = conn.execute(
+            f'SELECT DISTINCT store_key FROM "{s}".entries e WHERE NOT EXISTS (SELECT 1 FROM "{s}".meta m WHERE m.store_key = e.store_key)'
+        ).fetchall()
         assert orphans == []
 
 
-def test_concurrent_appends_hold_under_a_stricter_default_isolation(pg_store: Callable[..., PostgresSessionStore], pg_url: str) -> None:
+def test_concurrent_appends_hold_under_a_stricter_default_isolation(
+    pg_store: Callable[..., PostgresSessionStore], pg_url: str
+) -> None:
     """A server or role whose default is SERIALIZABLE must not turn lock waits into serialization failures:
     the store pins READ COMMITTED, on which its append's correctness rests."""
     sep = "&" if "?" in pg_url else "?"

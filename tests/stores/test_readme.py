@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from flower_stores import is_ephemeral
 
+from flower_stores import is_ephemeral
 from harness import ScriptedServer, Text, bash
 
 README = Path(__file__).resolve().parents[2] / "packages" / "flower-stores" / "README.md"
@@ -26,12 +26,14 @@ def test_the_two_minute_app_runs_and_resumes_lean(
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     (workspace / "app.py").write_text("print('hi')\n")
     # Four glances in the first session; the resume keeps the newest two (keep_recent=2 in the README).
-    claude_env.script(bash("git status"), bash("ls -la"), bash("git status --short"), bash("ls"), Text("A tiny demo app."))
+    claude_env.script(
+        bash("git status"), bash("ls -la"), bash("git status --short"), bash("ls"), Text("A tiny demo app.")
+    )
     claude_env.script(Text("No tests to run."))
     monkeypatch.chdir(workspace)
     first_request = len(claude_env.message_requests)
 
-    exec(compile(_python_blocks()[0], str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    exec(compile(_python_blocks()[0], str(README), "exec"), {"__name__": "readme"})
 
     out = capsys.readouterr().out
     assert "first: A tiny demo app." in out and "resumed: No tests to run." in out
@@ -48,14 +50,14 @@ def test_the_two_minute_app_runs_and_resumes_lean(
 
 def test_the_pure_function_example_holds(capsys: pytest.CaptureFixture[str]) -> None:
     block = _python_blocks()[1]
-    exec(compile(block, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    exec(compile(block, str(README), "exec"), {"__name__": "readme"})
     printed = re.search(r'print\(report\.summary\(\)\)\s+# "(.*?)"', block)
     assert printed is not None
     assert capsys.readouterr().out.strip() == printed.group(1)
     examples = re.findall(r"^is_ephemeral\((\".*?\")\)\s+# (True|False)", block, re.MULTILINE)
     assert len(examples) == 5
     for literal, verdict in examples:
-        assert is_ephemeral(eval(literal)) is (verdict == "True"), literal  # noqa: S307 - literals from our README
+        assert is_ephemeral(eval(literal)) is (verdict == "True"), literal
 
 
 def test_the_postgres_example_holds(pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,10 +67,13 @@ def test_the_postgres_example_holds(pg_url: str, tmp_path: Path, capsys: pytest.
     assert "postgresql://flower:secret@db.internal:5432/flower" in block and '"/srv/project"' in block
     # The README's server and workspace, swapped for the test server (in a schema of its own) and a temp dir.
     schema = f"readme_{tmp_path.name.replace('-', '_')}"[:60]
-    block = block.replace('PostgresSessionStore("postgresql://flower:secret@db.internal:5432/flower")', f"PostgresSessionStore({pg_url!r}, schema={schema!r})")
+    block = block.replace(
+        'PostgresSessionStore("postgresql://flower:secret@db.internal:5432/flower")',
+        f"PostgresSessionStore({pg_url!r}, schema={schema!r})",
+    )
     block = block.replace('"/srv/project"', repr(str(tmp_path)))
     try:
-        exec(compile(block, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+        exec(compile(block, str(README), "exec"), {"__name__": "readme"})
     finally:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -5,6 +5,9 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
+
+from stores._transcripts import Transcript, ancestry, chain_ok, tool_results, tool_uses
+
 from flower_stores import (
     EphemeralPolicy,
     LoadReport,
@@ -17,8 +20,6 @@ from flower_stores import (
     trim,
     trim_report,
 )
-
-from stores._transcripts import Transcript, ancestry, chain_ok, tool_results, tool_uses
 
 BIG = "line of output\n" * 300  # 4,500 characters
 
@@ -103,7 +104,13 @@ def test_trim_spills_old_large_results_and_leaves_a_pointer(tmp_path: Path) -> N
 def test_trim_never_touches_images_documents_or_protected_entries(tmp_path: Path) -> None:
     t = Transcript()
     image = t.call("Read", {"file_path": "/ws/p.png"})
-    t.result(image, [{"type": "text", "text": BIG}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}])
+    t.result(
+        image,
+        [
+            {"type": "text", "text": BIG},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+        ],
+    )
     doc = t.call("Read", {"file_path": "/ws/d.pdf"})
     t.result(doc, [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "AAAA"}}])
     summary = t.call("Bash", {"command": "cat x"})
@@ -123,7 +130,9 @@ def test_trim_with_an_absolute_spill_dir(tmp_path: Path) -> None:
     t = Transcript()
     tid = t.bash("cat big.log", BIG)
     outside = tmp_path / "elsewhere" / "spill"
-    out, _ = trim(t.entries, TrimPolicy(keep_recent=0, spill_dirname=str(outside)), tmp_path / "ws")  # the original crashed
+    out, _ = trim(
+        t.entries, TrimPolicy(keep_recent=0, spill_dirname=str(outside)), tmp_path / "ws"
+    )  # the original crashed
     pointer = tool_results(out)[tid]["content"]
     path = spill_path(BIG, TrimPolicy(spill_dirname=str(outside)), tmp_path / "ws")
     assert str(path) in pointer and path.read_text() == BIG
@@ -183,7 +192,13 @@ def test_only_the_newest_denial_stays_and_a_dropped_one_takes_exactly_its_two_bl
     t = Transcript()
     t.user("clean up")
     old = t.call("Bash", {"command": "rm -rf build"}, text="I'll remove the build directory.")
-    t.result(old, "Permission to use Bash with command rm -rf build has been denied.", is_error=True, toolDenialKind="permission-rule", permissionDecision={"decision": "reject"})
+    t.result(
+        old,
+        "Permission to use Bash with command rm -rf build has been denied.",
+        is_error=True,
+        toolDenialKind="permission-rule",
+        permissionDecision={"decision": "reject"},
+    )
     glance = t.bash("ls", "build")
     headless = t.denied("Write /ws/x", kind="user-rejected")
     newest = t.denied("rm x")
@@ -194,7 +209,12 @@ def test_only_the_newest_denial_stays_and_a_dropped_one_takes_exactly_its_two_bl
     assert headless not in uses and headless not in results  # "user-rejected" refusals are pruned too
     assert newest in uses and newest in results
     assert glance in results
-    assert any(b.get("text") == "I'll remove the build directory." for e in out for b in (e.get("message") or {}).get("content") or [] if isinstance(b, dict))
+    assert any(
+        b.get("text") == "I'll remove the build directory."
+        for e in out
+        for b in (e.get("message") or {}).get("content") or []
+        if isinstance(b, dict)
+    )
     assert chain_ok(out)
     assert report.denials_dropped == 2
     assert t.entries == before
@@ -212,19 +232,36 @@ def test_keep_denials_zero_drops_all_and_denial_kinds_can_be_narrowed() -> None:
 
 def test_a_denial_inside_a_shared_entry_drops_only_its_blocks_and_the_tool_use_result() -> None:
     t = Transcript()
-    t.assistant({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm a"}}, {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "ls"}})
+    t.assistant(
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm a"}},
+        {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "ls"}},
+    )
     t.add(
         {
             "type": "user",
             "toolDenialKind": "permission-rule",
             "permissionDecision": {"decision": "reject"},
             "toolUseResult": "Error: denied",
-            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "denied", "is_error": True}, {"type": "tool_result", "tool_use_id": "t2", "content": "a.txt"}]},
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "denied", "is_error": True},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "a.txt"},
+                ],
+            },
         }
     )
     t.denied("rm newer")
     out, _ = prune(t.entries, PrunePolicy(keep_denials=1))
-    shared = next(e for e in out if any(b["tool_use_id"] == "t2" for b in (e["message"]["content"] if isinstance(e["message"]["content"], list) else []) if b.get("type") == "tool_result"))
+    shared = next(
+        e
+        for e in out
+        if any(
+            b["tool_use_id"] == "t2"
+            for b in (e["message"]["content"] if isinstance(e["message"]["content"], list) else [])
+            if b.get("type") == "tool_result"
+        )
+    )
     assert [b["tool_use_id"] for b in shared["message"]["content"]] == ["t2"]
     assert "toolUseResult" not in shared
     assert "t1" not in tool_uses(out) and "t2" in tool_uses(out)
@@ -312,7 +349,13 @@ def test_fewer_sites_than_keep_recent_change_nothing(tmp_path: Path) -> None:
     trimmed = trim(t.entries, TrimPolicy(keep_recent=5), tmp_path).report
     assert trimmed.trimmed == 0 and trimmed.kept == 3
     assert prune(t.entries, PrunePolicy(keep_denials=5)).report.denials_dropped == 0
-    everything = rewrite(t.entries, tmp_path, ephemeral=EphemeralPolicy(keep_recent=5), trim_policy=TrimPolicy(keep_recent=5), prune_policy=PrunePolicy(keep_denials=5))
+    everything = rewrite(
+        t.entries,
+        tmp_path,
+        ephemeral=EphemeralPolicy(keep_recent=5),
+        trim_policy=TrimPolicy(keep_recent=5),
+        prune_policy=PrunePolicy(keep_denials=5),
+    )
     assert everything.entries == t.entries and not everything.report
     assert not (tmp_path / ".flower").exists()
 
@@ -322,7 +365,10 @@ def test_trim_report_lines() -> None:
     assert trim_report(LoadReport(expired=5)) == "expired 5 stale results"
     both = LoadReport(trimmed=12, kept=20, chars_saved=192_000, expired=5, pruned=3)
     # The original dropped the expired count when both happened.
-    assert trim_report(both) == "trimmed 12 tool results (kept 20), saved ~48k tokens; expired 5 stale results; pruned 3 entries"
+    assert (
+        trim_report(both)
+        == "trimmed 12 tool results (kept 20), saved ~48k tokens; expired 5 stale results; pruned 3 entries"
+    )
     assert trim_report(LoadReport(trimmed=1, kept=0, chars_saved=400, pruned=1, orphans_healed=1)) == (
         "trimmed 1 tool result (kept 0), saved ~100 tokens; pruned 1 entry; repaired 1 interrupted call"
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import InMemorySessionStore, fold_session_summary
+
 from flower_stores import SqliteSessionStore, StoreError
 
 KEY: Any = {"project_key": "-ws", "session_id": "s1"}
@@ -35,7 +36,7 @@ def db(tmp_path: Path) -> Path:
 async def test_schema_is_the_seeds(db: Path) -> None:
     with SqliteSessionStore(db):
         pass
-    tables = {name: sql for name, sql in _rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL")}
+    tables = dict(_rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"))
     assert set(tables) == {"entries", "meta", "summaries", "entries_uid"}
     columns = {t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in ("entries", "meta", "summaries")}
     assert columns == {
@@ -58,7 +59,10 @@ async def test_store_key_layout_and_contiguous_seq(db: Path) -> None:
         ("-ws/s1", 2, "c"),
         ("-ws/s1/subagents/agent-a1", 0, "x"),
     ]
-    assert _rows(db, "SELECT store_key, next_seq FROM meta ORDER BY store_key") == [("-ws/s1", 3), ("-ws/s1/subagents/agent-a1", 1)]
+    assert _rows(db, "SELECT store_key, next_seq FROM meta ORDER BY store_key") == [
+        ("-ws/s1", 3),
+        ("-ws/s1/subagents/agent-a1", 1),
+    ]
 
 
 async def test_a_replayed_batch_adds_nothing_and_changes_no_mtime(db: Path) -> None:
@@ -139,7 +143,9 @@ async def test_list_delete_and_subkeys_respect_key_boundaries(db: Path) -> None:
         assert await store.load(KEY) is None
         assert await store.list_subkeys(KEY) == []
         assert await store.load({"project_key": "-ws", "session_id": "s10"}) == [_e("a")]
-        assert await store.load({"project_key": "-ws_x", "session_id": "s1", "subpath": "subagents/agent-1"}) == [_e("a")]
+        assert await store.load({"project_key": "-ws_x", "session_id": "s1", "subpath": "subagents/agent-1"}) == [
+            _e("a")
+        ]
         assert store.projects() == ["-ws", "-ws_x", "-wsx"]
 
 
@@ -163,7 +169,9 @@ async def test_last_context_sums_the_latest_real_usage(db: Path) -> None:
         await store.append(
             KEY,
             [
-                assistant("a", input_tokens=10, cache_read_input_tokens=1000, cache_creation_input_tokens=5, output_tokens=7),
+                assistant(
+                    "a", input_tokens=10, cache_read_input_tokens=1000, cache_creation_input_tokens=5, output_tokens=7
+                ),
                 _e("b"),
                 assistant("c", input_tokens=20, cache_read_input_tokens=2000, cache_creation_input_tokens=0),
                 assistant("err", input_tokens=0, output_tokens=0),  # a synthetic error: zero usage
@@ -177,7 +185,6 @@ async def test_last_context_sums_the_latest_real_usage(db: Path) -> None:
         assert store.last_context("-ws", "s1") == 2020  # a bad row is skipped
 
 
-
 async def test_has_entry_looks_up_one_uuid_of_the_main_transcript(db: Path) -> None:
     with SqliteSessionStore(db) as store:
         assert not store.has_entry("-ws", "s1", "a")
@@ -186,6 +193,7 @@ async def test_has_entry_looks_up_one_uuid_of_the_main_transcript(db: Path) -> N
         assert store.has_entry("-ws", "s1", "a") and store.has_entry("-ws", "s1", "cut \ud83d")
         assert not store.has_entry("-ws", "s1", "w"), "a worker's entry is not in the main transcript"
         assert not store.has_entry("-ws", "s2", "a") and not store.has_entry("-ws", "s1", "cut ")
+
 
 async def test_close_is_idempotent_and_a_closed_store_says_so(db: Path) -> None:
     store = SqliteSessionStore(db)
@@ -209,7 +217,11 @@ def test_a_bad_path_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 async def test_entries_round_trip_deep_equal(db: Path) -> None:
-    entry = {"type": "assistant", "uuid": "u", "message": {"content": [{"type": "text", "text": "héllo — 你好 \u2028 \x00"}], "n": 1.5, "t": True, "z": None}}
+    entry = {
+        "type": "assistant",
+        "uuid": "u",
+        "message": {"content": [{"type": "text", "text": "héllo — 你好 \u2028 \x00"}], "n": 1.5, "t": True, "z": None},
+    }
     with SqliteSessionStore(db) as store:
         await store.append(KEY, [entry])
         assert await store.load(KEY) == [entry]
@@ -231,7 +243,12 @@ CUT = json.loads(
 
 
 async def test_a_lone_surrogate_never_costs_the_batch_and_loads_back_exactly(db: Path) -> None:
-    batch = [_e("a"), CUT, _e("\ud800odd-uuid", message={"role": "user", "content": "\udfff prompt"}), _e("z", message={"role": "user", "content": "caf\u00e9 \U0001f600"})]
+    batch = [
+        _e("a"),
+        CUT,
+        _e("\ud800odd-uuid", message={"role": "user", "content": "\udfff prompt"}),
+        _e("z", message={"role": "user", "content": "caf\u00e9 \U0001f600"}),
+    ]
     memory = InMemorySessionStore()
     await memory.append(KEY, batch)  # the SDK's own store takes it: so must ours
     with SqliteSessionStore(db) as store:
@@ -239,7 +256,9 @@ async def test_a_lone_surrogate_never_costs_the_batch_and_loads_back_exactly(db:
         assert await store.load(KEY) == batch == await memory.load(KEY)
         await store.append(KEY, batch)  # a replay, odd uuid included, adds nothing
         assert await store.load(KEY) == batch
-        assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[0]["data"]
+        assert (await store.list_session_summaries("-ws"))[0]["data"] == (await memory.list_session_summaries("-ws"))[
+            0
+        ]["data"]
     # Plain UTF-8 stays readable in the file; only the entry that needs it is escaped.
     payloads = [p for (p,) in _rows(db, "SELECT payload FROM entries ORDER BY seq")]
     assert "\\ud83d" in payloads[1] and "caf\u00e9 \U0001f600" in payloads[3]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
+
 from flower_stores import SqliteSessionStore
 
 WORKERS = 4
@@ -60,7 +60,11 @@ def test_four_processes_append_to_one_db_without_loss_or_duplicates(tmp_path: Pa
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     procs = [
-        subprocess.Popen([sys.executable, str(script), str(db), str(go), str(w), str(BATCHES), str(PER_BATCH)], stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(script), str(db), str(go), str(w), str(BATCHES), str(PER_BATCH)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for w in range(WORKERS)
     ]
     go.touch()
@@ -69,8 +73,12 @@ def test_four_processes_append_to_one_db_without_loss_or_duplicates(tmp_path: Pa
         assert proc.returncode == 0, err[-3000:]
 
     with sqlite3.connect(db) as conn:
-        for key, expected_workers in [(f"-ws/own-{w}", [w]) for w in range(WORKERS)] + [("-ws/shared", list(range(WORKERS)))]:
-            rows = conn.execute("SELECT seq, uid, payload FROM entries WHERE store_key = ? ORDER BY seq", (key,)).fetchall()
+        for key, expected_workers in [(f"-ws/own-{w}", [w]) for w in range(WORKERS)] + [
+            ("-ws/shared", list(range(WORKERS)))
+        ]:
+            rows = conn.execute(
+                "SELECT seq, uid, payload FROM entries WHERE store_key = ? ORDER BY seq", (key,)
+            ).fetchall()
             seqs = [r[0] for r in rows]
             assert seqs == list(range(len(rows))), f"{key}: seq not contiguous"
             uids = [r[1] for r in rows if r[1] is not None]
@@ -91,7 +99,13 @@ async def test_another_task_keeps_running_while_a_10000_entry_session_loads(tmp_
     key: Any = {"project_key": "-ws", "session_id": "big"}
     filler = "x" * 1800
     for start in range(0, 10_000, 1000):
-        await store.append(key, [{"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": filler}} for i in range(start, start + 1000)])
+        await store.append(
+            key,
+            [
+                {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": filler}}
+                for i in range(start, start + 1000)
+            ],
+        )
 
     ticks_during_load = 0
     loading = True

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from flower_stores import SqliteSessionStore, StoreError
 
 KEY: Any = {"project_key": "-ws", "session_id": "s1"}

@@ -40,7 +40,10 @@ def test_a_shebang_is_never_the_description(tmp_path: Path) -> None:
 
 
 def test_encoding_and_modelines_are_skipped(tmp_path: Path) -> None:
-    assert describe_file(write(tmp_path, "# -*- coding: utf-8 -*-\n# vim: set ts=4:\n# Parse the logs\n")) == "Parse the logs"
+    assert (
+        describe_file(write(tmp_path, "# -*- coding: utf-8 -*-\n# vim: set ts=4:\n# Parse the logs\n"))
+        == "Parse the logs"
+    )
 
 
 def test_fallbacks_markdown_heading_and_docstring(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flower_workbench import Workbench, index_guard
 from workbench._hooks import post, run_hook
+
+from flower_workbench import Workbench, index_guard
 
 
 def index(wb: Workbench) -> str:
@@ -18,7 +19,9 @@ def test_write_into_scripts_refreshes_the_index(tmp_path: Path) -> None:
     script = wb.scripts / "fetch.sh"
     script.parent.mkdir(parents=True)
     script.write_text("#!/bin/sh\n# desc: fetch the data\ncurl -O x\n")
-    assert run_hook(guard, post("Write", {"file_path": str(script), "content": "…"}, {"type": "create"}, tmp_path)) == {}
+    assert (
+        run_hook(guard, post("Write", {"file_path": str(script), "content": "…"}, {"type": "create"}, tmp_path)) == {}
+    )
     assert "- `.flower/scripts/fetch.sh` — fetch the data" in index(wb)
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
+from workbench._hooks import bash_response, post, run_hook, spill_name
 
 from flower_workbench import Workbench, spill_guard
-from workbench._hooks import bash_response, post, run_hook, spill_name
 
 
 @pytest.fixture
@@ -37,17 +36,31 @@ def test_big_bash_stdout_becomes_pointer_and_head_in_the_same_shape(wb: Workbenc
 def test_threshold_is_inclusive_and_small_outputs_pass(wb: Workbench) -> None:
     guard = spill_guard(wb, threshold=100)
     assert run_hook(guard, post("Bash", {"command": "x"}, bash_response("y" * 99), wb.workspace)) == {}
-    assert "updatedToolOutput" in run_hook(guard, post("Bash", {"command": "x"}, bash_response("y" * 100), wb.workspace))["hookSpecificOutput"]
+    assert (
+        "updatedToolOutput"
+        in run_hook(guard, post("Bash", {"command": "x"}, bash_response("y" * 100), wb.workspace))["hookSpecificOutput"]
+    )
     assert not (wb.spill / spill_name("y" * 99)).exists()
 
 
 def test_read_output_keeps_its_nested_shape(wb: Workbench, tmp_path: Path) -> None:
     content = "a" * 5000
-    response = {"type": "text", "file": {"filePath": str(tmp_path / "big.txt"), "content": content, "numLines": 1, "startLine": 1, "totalLines": 1}}
+    response = {
+        "type": "text",
+        "file": {
+            "filePath": str(tmp_path / "big.txt"),
+            "content": content,
+            "numLines": 1,
+            "startLine": 1,
+            "totalLines": 1,
+        },
+    }
     reply = run_hook(spill_guard(wb), post("Read", {"file_path": str(tmp_path / "big.txt")}, response, tmp_path))
     updated = reply["hookSpecificOutput"]["updatedToolOutput"]
     assert updated["type"] == "text"
-    assert {k: v for k, v in updated["file"].items() if k != "content"} == {k: v for k, v in response["file"].items() if k != "content"}
+    assert {k: v for k, v in updated["file"].items() if k != "content"} == {
+        k: v for k, v in response["file"].items() if k != "content"
+    }
     assert updated["file"]["content"].startswith("[output of 5000 characters")
 
 
@@ -79,14 +92,18 @@ def test_output_the_harness_already_truncated_is_spilled_whole(wb: Workbench, tm
     persisted.parent.mkdir(parents=True)
     persisted.write_text(full)
     response = bash_response(full[:30000], persistedOutputPath=str(persisted), persistedOutputSize=len(full))
-    updated = run_hook(spill_guard(wb), post("Bash", {"command": "seq"}, response, wb.workspace))["hookSpecificOutput"]["updatedToolOutput"]
+    updated = run_hook(spill_guard(wb), post("Bash", {"command": "seq"}, response, wb.workspace))["hookSpecificOutput"][
+        "updatedToolOutput"
+    ]
     assert (wb.spill / spill_name(full)).read_text() == full
     assert updated["stdout"].startswith(f"[output of {len(full)} characters")
     assert "persistedOutputPath" not in updated and "persistedOutputSize" not in updated
 
 
 def test_main_only_leaves_subagents_alone(wb: Workbench) -> None:
-    data = post("Bash", {"command": "a"}, bash_response("s" * 5000), wb.workspace, agent_id="agent-1", agent_type="worker")
+    data = post(
+        "Bash", {"command": "a"}, bash_response("s" * 5000), wb.workspace, agent_id="agent-1", agent_type="worker"
+    )
     assert run_hook(spill_guard(wb, main_only=True), data) == {}
     assert run_hook(spill_guard(wb), data) != {}
 
@@ -96,7 +113,9 @@ def test_external_workbench_pointer_is_absolute(tmp_path: Path) -> None:
     ws.mkdir()
     wb = Workbench.beside(ws)
     out = "e" * 5000
-    pointer = run_hook(spill_guard(wb), post("Bash", {"command": "a"}, bash_response(out), ws))["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+    pointer = run_hook(spill_guard(wb), post("Bash", {"command": "a"}, bash_response(out), ws))["hookSpecificOutput"][
+        "updatedToolOutput"
+    ]["stdout"]
     assert f"saved to {wb.spill / spill_name(out)} —" in pointer
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flower_workbench import Workbench, spill_guard, spill_pointers
 from workbench._hooks import bash_response, post, run_hook, spill_name
+
+from flower_workbench import Workbench, spill_guard, spill_pointers
 
 
 def test_reads_back_the_guards_own_pointer(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from workbench._hooks import bash_response, post, run_hook, spill_name
 
 from flower_workbench import Workbench, reads_spill, spill_guard
-from workbench._hooks import bash_response, post, run_hook, spill_name
 
 
 @pytest.fixture
@@ -39,7 +39,13 @@ def forms(wb: Workbench, path: Path) -> list[tuple[str, dict[str, Any], Path]]:
         ("Bash", {"command": "cat .flower/spill/*.txt"}, ws),
         ("Bash", {"command": "cat ../spill/*"}, wb.scripts),
         ("Grep", {"pattern": "row", "path": ".flower/spill", "output_mode": "content"}, ws),
-        ("Bash", {"command": f"cat ~/{path.relative_to(Path.home())}"} if path.is_relative_to(Path.home()) else {"command": f"cat {path}"}, ws),
+        (
+            "Bash",
+            {"command": f"cat ~/{path.relative_to(Path.home())}"}
+            if path.is_relative_to(Path.home())
+            else {"command": f"cat {path}"},
+            ws,
+        ),
     ]
 
 
@@ -53,7 +59,9 @@ def test_the_guard_passes_spill_reads_through_whole(spilled: tuple[Workbench, st
     wb, out, path = spilled
     guard = spill_guard(wb)
     for tool, tool_input, cwd in forms(wb, path):
-        response: Any = bash_response(out) if tool == "Bash" else {"type": "text", "file": {"filePath": str(path), "content": out}}
+        response: Any = (
+            bash_response(out) if tool == "Bash" else {"type": "text", "file": {"filePath": str(path), "content": out}}
+        )
         assert run_hook(guard, post(tool, tool_input, response, cwd)) == {}, (tool, tool_input)
     assert [p.name for p in wb.spill.iterdir()] == [path.name]
 

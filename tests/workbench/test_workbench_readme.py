@@ -13,8 +13,9 @@ README = Path(__file__).resolve().parents[2] / "packages" / "flower-workbench" /
 
 
 @pytest.mark.e2e
-def test_the_two_minute_app_runs(claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_two_minute_app_runs(
+    claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     claude_env.script(
         bash("python3 -c \"[print(f'line {i:05d} ' + 'z'*60) for i in range(700)]\""),
         bash("mkdir -p .flower/artifacts && echo '# Failure summary' > .flower/artifacts/summary.md"),
@@ -22,7 +23,7 @@ def test_the_two_minute_app_runs(claude_env: ScriptedServer, workspace: Path, mo
     )
     monkeypatch.chdir(workspace)
     code = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)[0]
-    exec(compile(code, str(README), "exec"), {"__name__": "readme"})  # noqa: S102 - our own README
+    exec(compile(code, str(README), "exec"), {"__name__": "readme"})
     out = capsys.readouterr().out
     assert "3 failures" in out
     assert "- `.flower/artifacts/summary.md` — Failure summary" in out  # index_guard saw the Bash write

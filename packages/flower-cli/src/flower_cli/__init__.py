@@ -148,7 +148,14 @@ if TYPE_CHECKING:
     from .continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
     from .events import Event, Workers, normalize
     from .goal import Goal
-    from .guards import HARNESS_SCHEDULERS, delegate_guard, isolate_guard, main_thread_guard, merge_hooks, whitelist_guard
+    from .guards import (
+        HARNESS_SCHEDULERS,
+        delegate_guard,
+        isolate_guard,
+        main_thread_guard,
+        merge_hooks,
+        whitelist_guard,
+    )
     from .handoff import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
     from .human import HumanChannel
     from .lineage import Lineage
@@ -157,7 +164,18 @@ if TYPE_CHECKING:
     from .result import StepResult
     from .roles import IsolatedAgentDefinition, IsolationError, clarify, coordinator, judge, oracle, worker
     from .routing import route_eof, route_json, route_line
-    from .rules import BRIEF_SECTIONS, CLARIFIER_RULES, COORDINATOR_RULES, GOAL_SECTIONS, JUDGE_RULES, ORACLE_RULES, UNVERIFIABLE_MARK, VERDICT_SECTIONS, VERDICT_STATES, WORKER_RULES
+    from .rules import (
+        BRIEF_SECTIONS,
+        CLARIFIER_RULES,
+        COORDINATOR_RULES,
+        GOAL_SECTIONS,
+        JUDGE_RULES,
+        ORACLE_RULES,
+        UNVERIFIABLE_MARK,
+        VERDICT_SECTIONS,
+        VERDICT_STATES,
+        WORKER_RULES,
+    )
     from .runtime import CredentialsError, Runtime
     from .spec import AgentSpec, CompactPolicy
     from .verdict import Verdict

@@ -41,7 +41,9 @@ _BOLD = re.compile(r"^(\*\*|__)(.+?)\1(.*)$")
 _COLON = re.compile(r"[:：]")
 _PAREN_TAIL = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 # A stamp like 10:00:00, 10:00, or 2025-01-02 10:00:00 inside trailing parentheses marks an amendment.
-_STAMPED = re.compile(r"^(?P<label>.+?)\s*[(（](?P<stamp>[^()（）]*\d{1,2}[:：]\d{2}(?:[:：]\d{2})?[^()（）]*)[)）]\s*$")
+_STAMPED = re.compile(
+    r"^(?P<label>.+?)\s*[(（](?P<stamp>[^()（）]*\d{1,2}[:：]\d{2}(?:[:：]\d{2})?[^()（）]*)[)）]\s*$"
+)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import errno
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,7 +30,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-sessions_app = typer.Typer(help="List or show the sessions of this workspace from the run dir's sessions.db.", rich_markup_mode=None)
+sessions_app = typer.Typer(
+    help="List or show the sessions of this workspace from the run dir's sessions.db.", rich_markup_mode=None
+)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -45,15 +47,27 @@ def _globals(
     ctx: typer.Context,
     workspace: Annotated[Path, typer.Option("-w", "--workspace", help="The agent's working directory.")] = Path("."),
     run_dir: Annotated[
-        Optional[Path],
-        typer.Option("-r", "--run-dir", help="Where sessions.db, manifest.json and lineage.json live [default: <workspace>/runs]."),
+        Path | None,
+        typer.Option(
+            "-r",
+            "--run-dir",
+            help="Where sessions.db, manifest.json and lineage.json live [default: <workspace>/runs].",
+        ),
     ] = None,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show subagent text, tool results, settings and their sources.")] = False,
-    workbench: Annotated[bool, typer.Option("-W", "--workbench", help="Give the agent a workbench at <run dir>/workbench.")] = False,
-    trim: Annotated[bool, typer.Option("-T", "--trim", help="Trim old large tool results when a session is resumed.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON event per line on stdout instead of the human view.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Show subagent text, tool results, settings and their sources.")
+    ] = False,
+    workbench: Annotated[
+        bool, typer.Option("-W", "--workbench", help="Give the agent a workbench at <run dir>/workbench.")
+    ] = False,
+    trim: Annotated[
+        bool, typer.Option("-T", "--trim", help="Trim old large tool results when a session is resumed.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON event per line on stdout instead of the human view.")
+    ] = False,
     store: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--store",
             envvar="FLOWER_STORE_URL",
@@ -61,7 +75,9 @@ def _globals(
             help="Session store URL: sqlite:///path/sessions.db, or postgresql://user:password@host/db to share runs between machines [default: <run dir>/sessions.db].",
         ),
     ] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     try:
         ws = workspace.expanduser().resolve()
@@ -69,7 +85,10 @@ def _globals(
         # the workspace, so one run's state never splits between two trees.
         rd = run_dir.expanduser().resolve() if run_dir is not None else ws / "runs"
     except OSError as exc:  # the shell's current directory was removed under it
-        raise Exit(ExitCode.CONFIG, f"the current directory is gone ({exc.strerror or exc}): cd to an existing one, or give absolute -w/-r paths") from exc
+        raise Exit(
+            ExitCode.CONFIG,
+            f"the current directory is gone ({exc.strerror or exc}): cd to an existing one, or give absolute -w/-r paths",
+        ) from exc
     if store:
         from .commands.store import check_store_url
 
@@ -77,12 +96,12 @@ def _globals(
     ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None)
 
 
-class PermissionMode(str, Enum):
+class PermissionMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
     default = "default"
     acceptEdits = "acceptEdits"  # noqa: N815 - the SDK's spelling
     plan = "plan"
-    dontAsk = "dontAsk"  # noqa: N815
-    bypassPermissions = "bypassPermissions"  # noqa: N815
+    dontAsk = "dontAsk"  # noqa: N815 - the SDK's spelling
+    bypassPermissions = "bypassPermissions"  # noqa: N815 - the SDK's spelling
 
 
 _WINDOW_HELP = (
@@ -95,21 +114,47 @@ _NO_HANDOFF_HELP = "Let the harness compact the context itself instead of handin
 @app.command(context_settings={"allow_interspersed_args": True})
 def go(
     ctx: typer.Context,
-    ask: Annotated[Optional[list[str]], typer.Argument(help="What to build, in a sentence (quotes optional).", metavar="ASK", show_default=False)] = None,
-    asks: Annotated[Optional[int], typer.Option("--asks", help="At most N questions to you; 0 = none. [default: no limit]", show_default=False)] = None,
-    rounds: Annotated[Optional[int], typer.Option("--rounds", help="Work rounds in all, each checked by a fresh judge. [default: 3]", show_default=False)] = None,
-    no_goal: Annotated[bool, typer.Option("--no-goal", help="No goal and no judge: one work round.")] = False,
-    judge_can_run: Annotated[bool, typer.Option("--judge-can-run", help="Let the judges run commands (they stay read-only otherwise).")] = False,
-    timeout: Annotated[
-        Optional[float],
-        typer.Option("--timeout", help="Seconds a question waits for you; 0 = never wait (it decides and records the assumption); inf = forever. [default: 1800]", show_default=False),
+    ask: Annotated[
+        list[str] | None,
+        typer.Argument(help="What to build, in a sentence (quotes optional).", metavar="ASK", show_default=False),
     ] = None,
-    isolate: Annotated[bool, typer.Option("--isolate", help="Each worker in its own git worktree (the workspace must be a git repository).")] = False,
-    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    asks: Annotated[
+        int | None,
+        typer.Option("--asks", help="At most N questions to you; 0 = none. [default: no limit]", show_default=False),
+    ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds", help="Work rounds in all, each checked by a fresh judge. [default: 3]", show_default=False
+        ),
+    ] = None,
+    no_goal: Annotated[bool, typer.Option("--no-goal", help="No goal and no judge: one work round.")] = False,
+    judge_can_run: Annotated[
+        bool, typer.Option("--judge-can-run", help="Let the judges run commands (they stay read-only otherwise).")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds a question waits for you; 0 = never wait (it decides and records the assumption); inf = forever. [default: 1800]",
+            show_default=False,
+        ),
+    ] = None,
+    isolate: Annotated[
+        bool,
+        typer.Option("--isolate", help="Each worker in its own git worktree (the workspace must be a git repository)."),
+    ] = False,
+    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
-    new: Annotated[bool, typer.Option("--new", help="Start over: archive the brief, goal and lineage under notes/archive/.")] = False,
-    clarify_only: Annotated[bool, typer.Option("--clarify-only", help="Only clarify: write the brief, then stop.")] = False,
-    no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")] = False,
+    new: Annotated[
+        bool, typer.Option("--new", help="Start over: archive the brief, goal and lineage under notes/archive/.")
+    ] = False,
+    clarify_only: Annotated[
+        bool, typer.Option("--clarify-only", help="Only clarify: write the brief, then stop.")
+    ] = False,
+    no_trim: Annotated[
+        bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")
+    ] = False,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
     from .commands.go import GoOptions, run_go
@@ -137,29 +182,49 @@ def go(
 def once(
     ctx: typer.Context,
     prompt: Annotated[str, typer.Argument(help="The prompt for a single agent.")],
-    instructions: Annotated[str, typer.Option("-i", "--instructions", help="Role instructions appended to Claude Code's own.")] = "",
-    tools: Annotated[str, typer.Option("-t", "--tools", help="Comma-separated tools that run without asking.")] = "Read,Glob,Grep",
-    permission_mode: Annotated[PermissionMode, typer.Option("-p", "--permission-mode", help="The SDK permission mode.")] = PermissionMode.default,
-    budget: Annotated[Optional[float], typer.Option("-b", "--budget", help="Hard cost cap in USD for this query.")] = None,
-    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this session id (from `flower sessions`).")] = None,
-    fork: Annotated[bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")] = False,
-    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    instructions: Annotated[
+        str, typer.Option("-i", "--instructions", help="Role instructions appended to Claude Code's own.")
+    ] = "",
+    tools: Annotated[
+        str, typer.Option("-t", "--tools", help="Comma-separated tools that run without asking.")
+    ] = "Read,Glob,Grep",
+    permission_mode: Annotated[
+        PermissionMode, typer.Option("-p", "--permission-mode", help="The SDK permission mode.")
+    ] = PermissionMode.default,
+    budget: Annotated[float | None, typer.Option("-b", "--budget", help="Hard cost cap in USD for this query.")] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue this session id (from `flower sessions`).")
+    ] = None,
+    fork: Annotated[
+        bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")
+    ] = False,
+    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run one agent once; the answer goes to stdout."""
     from .commands.once import run_once
 
     run_once(
-        ctx.obj, prompt, instructions=instructions, tools=tools, permission_mode=permission_mode.value, budget=budget,
-        resume=resume, fork=fork, window=window, no_handoff=no_handoff,
+        ctx.obj,
+        prompt,
+        instructions=instructions,
+        tools=tools,
+        permission_mode=permission_mode.value,
+        budget=budget,
+        resume=resume,
+        fork=fork,
+        window=window,
+        no_handoff=no_handoff,
     )
 
 
 @app.command("run")
 def run_cmd(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).")],
-    window: Annotated[Optional[str], typer.Option("--window", help=_WINDOW_HELP)] = None,
+    target: Annotated[
+        str, typer.Argument(help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).")
+    ],
+    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run a workflow defined in Python."""
@@ -171,9 +236,9 @@ def run_cmd(
 @app.command()
 def setup(
     ctx: typer.Context,
-    token: Annotated[Optional[str], typer.Option("--token", help="API key (sk-ant-…) or gateway token.")] = None,
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Gateway base URL (without /v1).")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name to use by default.")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="API key (sk-ant-…) or gateway token.")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Gateway base URL (without /v1).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name to use by default.")] = None,
 ) -> None:
     """Store credentials in the user .env (${XDG_CONFIG_HOME:-~/.config}/flower/.env, mode 0600)."""
     from .commands.setup import run_setup_command
@@ -184,7 +249,9 @@ def setup(
 @app.command()
 def doctor(
     ctx: typer.Context,
-    no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the live credential probe (one tiny paid request).")] = False,
+    no_probe: Annotated[
+        bool, typer.Option("--no-probe", help="Skip the live credential probe (one tiny paid request).")
+    ] = False,
 ) -> None:
     """Check settings (and where each came from), the endpoint, the credential and the store."""
     from .commands.doctor import run_doctor
@@ -195,8 +262,14 @@ def doctor(
 @app.command()
 def analyze(
     ctx: typer.Context,
-    run_dir: Annotated[Optional[Path], typer.Argument(help="A run dir (or a workspace holding runs/) [default: this workspace's run dir].")] = None,
-    html: Annotated[Optional[Path], typer.Option("--html", help="Also write one self-contained HTML page with the charts to this file.")] = None,
+    run_dir: Annotated[
+        Path | None,
+        typer.Argument(help="A run dir (or a workspace holding runs/) [default: this workspace's run dir]."),
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write one self-contained HTML page with the charts to this file."),
+    ] = None,
 ) -> None:
     """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
     from .commands.analyze import run_analyze
@@ -214,7 +287,9 @@ def sessions_list(ctx: typer.Context) -> None:
 
 
 @sessions_app.command("show")
-def sessions_show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="A session id from `flower sessions`.")]) -> None:
+def sessions_show(
+    ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="A session id from `flower sessions`.")]
+) -> None:
     """Show one session's conversation, one line per message."""
     from .commands.sessions import show_session
 

@@ -108,7 +108,7 @@ def _clip_middle(text: str, limit: int) -> str:
     head = (limit * 2) // 3
     tail = limit - head
     left_out = len(text) - head - tail
-    return f"{text[:head].rstrip()}\n[... {left_out} characters left out ...]\n{text[len(text) - tail:].lstrip()}"
+    return f"{text[:head].rstrip()}\n[... {left_out} characters left out ...]\n{text[len(text) - tail :].lstrip()}"
 
 
 def _read_note(path: Path, limit: int) -> str | None:
@@ -150,7 +150,7 @@ def aside_context(notes_dir: Path, recent: Sequence[str]) -> str:
     # Tags, not headings: the brief and the goal bring their own "## Goal" headings.
     return (
         f"<brief>\n{brief}\n</brief>\n\n<goal>\n{goal}\n</goal>\n\n"
-        f"<recent_progress oldest_first=\"true\">\n{progress}\n</recent_progress>"
+        f'<recent_progress oldest_first="true">\n{progress}\n</recent_progress>'
     )
 
 
@@ -241,9 +241,13 @@ async def answer_aside(
         return AsideAnswer(_setup_problem(exc, run_dir / ASIDE_DIR), 0.0, None, False)
 
     try:
-        result = await runtime.run(aside_spec(max_budget_usd), aside_prompt(text, context), step_name=ASIDE_STEP, on_event=sink)
+        result = await runtime.run(
+            aside_spec(max_budget_usd), aside_prompt(text, context), step_name=ASIDE_STEP, on_event=sink
+        )
     except Exception as exc:  # noqa: BLE001 - Runtime.run only raises for setup errors; still, never raise
-        return AsideAnswer(f"the side question failed: {_one_line(f'{type(exc).__name__}: {exc}', _ERROR_CHARS)}", 0.0, None, False)
+        return AsideAnswer(
+            f"the side question failed: {_one_line(f'{type(exc).__name__}: {exc}', _ERROR_CHARS)}", 0.0, None, False
+        )
     finally:
         with anyio.CancelScope(shield=True):
             try:

@@ -61,7 +61,13 @@ class Event:
         return self.text or f"<{self.kind}>"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "tool": self.tool, "subagent": self.subagent, "payload": self.payload}
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "tool": self.tool,
+            "subagent": self.subagent,
+            "payload": self.payload,
+        }
 
 
 def usage_context(usage: dict[str, Any] | None) -> int:
@@ -132,7 +138,9 @@ def normalize(message: Any) -> list[Event]:
                 },
             )
         ]
-    if isinstance(message, (sdk.TaskStartedMessage, sdk.TaskProgressMessage, sdk.TaskNotificationMessage, sdk.TaskUpdatedMessage)):
+    if isinstance(
+        message, (sdk.TaskStartedMessage, sdk.TaskProgressMessage, sdk.TaskNotificationMessage, sdk.TaskUpdatedMessage)
+    ):
         return [_task(message)]
     if isinstance(message, sdk.SystemMessage):
         data = message.data if isinstance(message.data, dict) else {}
@@ -142,8 +150,16 @@ def normalize(message: Any) -> list[Event]:
             micro = message.subtype.startswith("micro")
             label = "micro-compaction" if micro else "compaction"
             text = f"{label} ({meta.get('trigger', '?')}) {pre} -> {post} tokens" if pre is not None else label
-            return [Event("reset", text, payload={"trigger": meta.get("trigger"), "pre_tokens": pre, "post_tokens": post, "micro": micro})]
-        return [Event("system", message.subtype, payload={"subtype": message.subtype, "session_id": data.get("session_id")})]
+            return [
+                Event(
+                    "reset",
+                    text,
+                    payload={"trigger": meta.get("trigger"), "pre_tokens": pre, "post_tokens": post, "micro": micro},
+                )
+            ]
+        return [
+            Event("system", message.subtype, payload={"subtype": message.subtype, "session_id": data.get("session_id")})
+        ]
     if isinstance(message, sdk.ConversationResetMessage):
         return [Event("reset", "conversation reset", payload={"subtype": "conversation_reset"})]
     if isinstance(message, sdk.StreamEvent):
@@ -265,9 +281,18 @@ def _assistant(sdk: Any, message: Any) -> list[Event]:
     base: dict[str, Any] = {"subagent": subagent, "model": message.model}
     if subagent:
         base["parent_tool_use_id"] = message.parent_tool_use_id
-    if is_synthetic_error(message) or (message.error and not any(isinstance(b, sdk.ToolUseBlock) for b in message.content)):
+    if is_synthetic_error(message) or (
+        message.error and not any(isinstance(b, sdk.ToolUseBlock) for b in message.content)
+    ):
         text = " ".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
-        return [Event("error", text or str(message.error), payload={**base, "synthetic": True, "error": message.error}, subagent=subagent)]
+        return [
+            Event(
+                "error",
+                text or str(message.error),
+                payload={**base, "synthetic": True, "error": message.error},
+                subagent=subagent,
+            )
+        ]
     context = usage_context(message.usage)
     if context:
         base["context"] = context
@@ -281,7 +306,11 @@ def _assistant(sdk: Any, message: Any) -> list[Event]:
                 events.append(Event("thinking", block.thinking, payload=dict(base), subagent=subagent))
         elif isinstance(block, sdk.ToolUseBlock):
             payload = {**base, "id": block.id, "input": block.input}
-            events.append(Event("tool_call", _summary(block.name, block.input), tool=block.name, payload=payload, subagent=subagent))
+            events.append(
+                Event(
+                    "tool_call", _summary(block.name, block.input), tool=block.name, payload=payload, subagent=subagent
+                )
+            )
     if not events and context:
         # Keep the context reading even when a turn carried nothing to show.
         events.append(Event("system", "usage", payload=dict(base), subagent=subagent))

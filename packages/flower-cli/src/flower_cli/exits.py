@@ -18,7 +18,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-class Exit(Exception):
+class Exit(Exception):  # noqa: N818 - the name says what raising it does
     """Leave the command with ``code`` after printing ``message`` (one line, says what to do) on stderr."""
 
     def __init__(self, code: ExitCode, message: str = "") -> None:

@@ -215,7 +215,11 @@ class GoDriver:
 
         failure: Exception | None = None
         reader = threading.Thread(
-            target=_read_stdin, args=(self.stdin_fd, push), kwargs={"ctrl_c": self.interactive}, name="flower-stdin", daemon=True
+            target=_read_stdin,
+            args=(self.stdin_fd, push),
+            kwargs={"ctrl_c": self.interactive},
+            name="flower-stdin",
+            daemon=True,
         )
         with line_mode_terminal(self.stdin_fd) if self.interactive else contextlib.nullcontext(False):
             reader.start()
@@ -231,7 +235,9 @@ class GoDriver:
                         except Exception as exc:  # noqa: BLE001 - raised below, outside the task groups
                             failure = exc
                     if self._asides_running:
-                        self.say(f"(waiting for {self._asides_running} side answer{'s' if self._asides_running != 1 else ''} to finish…)")
+                        self.say(
+                            f"(waiting for {self._asides_running} side answer{'s' if self._asides_running != 1 else ''} to finish…)"
+                        )
                         asides.cancel_scope.deadline = anyio.current_time() + _ASIDE_WAIT_S
                     else:
                         asides.cancel_scope.cancel()
@@ -287,7 +293,10 @@ class GoDriver:
         )
         waiting = len(self.channel.pending())
         if waiting:
-            self.view.line(f"  ({waiting} question{'s' if waiting != 1 else ''} still wait{'' if waiting != 1 else 's'} for you; this does not touch them)", "dim")
+            self.view.line(
+                f"  ({waiting} question{'s' if waiting != 1 else ''} still wait{'' if waiting != 1 else 's'} for you; this does not touch them)",
+                "dim",
+            )
 
     def end_of_input(self) -> None:
         for decline in route_eof(self.channel.pending()):
@@ -336,9 +345,13 @@ class GoDriver:
     async def _aside(self, question: str) -> None:
         from .aside import aside_context
 
-        context = aside_context(self.notes_dir, list(self.recent)) if self.notes_dir is not None else "\n".join(self.recent)
+        context = (
+            aside_context(self.notes_dir, list(self.recent)) if self.notes_dir is not None else "\n".join(self.recent)
+        )
         try:
-            ok, text, cost = await ask_aside(question, workspace=self.runtime.workspace, run_dir=self.runtime.run_dir, context=context)
+            ok, text, cost = await ask_aside(
+                question, workspace=self.runtime.workspace, run_dir=self.runtime.run_dir, context=context
+            )
         except Exception as exc:  # noqa: BLE001 - a side question must never disturb the run
             ok, text, cost = False, f"{type(exc).__name__}: {exc}", 0.0
         finally:

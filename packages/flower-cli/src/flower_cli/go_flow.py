@@ -46,9 +46,7 @@ __all__ = [
 
 CLARIFY, GOAL, WORK = "clarify", "goal", "work"
 
-WORKER_PROMPT = (
-    "You implement. Verify after every change (run it, test it) instead of saving the checks for the end."
-)
+WORKER_PROMPT = "You implement. Verify after every change (run it, test it) instead of saving the checks for the end."
 _CLARIFY_RESUME = (
     "Your clarification was cut off before it finished (the process stopped; why does not matter). Carry on "
     "from where you were: do not ask again what was already answered, find out or decide what is still open, "
@@ -100,7 +98,13 @@ def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Wor
     if not settings.clarify_only:
         if settings.goal:
             steps.append(_goal_step(settings, channel, paths, judge))
-        team = {"coder": worker("Writes code and tests: send it every piece of hands-on implementation.", WORKER_PROMPT, isolate=settings.isolate)}
+        team = {
+            "coder": worker(
+                "Writes code and tests: send it every piece of hands-on implementation.",
+                WORKER_PROMPT,
+                isolate=settings.isolate,
+            )
+        }
         lead = coordinator("coordinator", settings.instructions, team, channel=channel)
         work = Step(WORK, lead, _work_prompt(settings), resume_prompt=_wake_prompt(settings))
         if settings.goal:
@@ -147,7 +151,11 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
         "Clarify it: find out what you can by reading the workspace, ask the person only what changes the "
         "approach, then output the brief."
     )
-    resume = _CLARIFY_RESUME + (f"\n\nThe person said this when the run was started again:\n\n{settings.ask.strip()}" if settings.ask.strip() else "")
+    resume = _CLARIFY_RESUME + (
+        f"\n\nThe person said this when the run was started again:\n\n{settings.ask.strip()}"
+        if settings.ask.strip()
+        else ""
+    )
     return Step(
         CLARIFY,
         clarify("clarifier", channel),
@@ -199,9 +207,18 @@ def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, j
         ctx["_goal"] = goal
         warning = goal.unverifiable_warning(paths.goal)
         if warning:
-            _emit(ctx, Event("notice", warning, payload={
-                "unverifiable": len(goal.unverifiable()), "total": len(goal.checks), "path": str(paths.goal),
-            }))
+            _emit(
+                ctx,
+                Event(
+                    "notice",
+                    warning,
+                    payload={
+                        "unverifiable": len(goal.unverifiable()),
+                        "total": len(goal.checks),
+                        "path": str(paths.goal),
+                    },
+                ),
+            )
         return True
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
@@ -238,7 +255,9 @@ def _goal_of(ctx: Ctx) -> Goal | None:
 def _work_prompt(settings: GoSettings) -> Any:
     def prompt(ctx: Ctx) -> str:
         brief = ctx.get("_brief")
-        text = "Build this, as the brief says:\n\n" + (brief.prompt_block() if isinstance(brief, Brief) else str(ctx.get(CLARIFY, "")))
+        text = "Build this, as the brief says:\n\n" + (
+            brief.prompt_block() if isinstance(brief, Brief) else str(ctx.get(CLARIFY, ""))
+        )
         goal = _goal_of(ctx)
         if settings.goal and goal is not None:
             text += (
@@ -296,8 +315,12 @@ def _with_judge(step: Step, settings: GoSettings, channel: HumanChannel, paths: 
         round_no = int(ctx.get("_goal_rounds", 0)) + 1
         ctx["_goal_rounds"] = round_no
         goal = _goal_of(ctx) or Goal.load(paths.goal)
-        judged = await runtime.run(spec, _judge_prompt(goal if goal.complete else None, result.text),
-                                   step_name=judge_label(step.name, round_no), on_event=ctx.get("_on_event"))
+        judged = await runtime.run(
+            spec,
+            _judge_prompt(goal if goal.complete else None, result.text),
+            step_name=judge_label(step.name, round_no),
+            on_event=ctx.get("_on_event"),
+        )
         if not judged.ok:
             ctx["_judge_failed"] = judged
             raise StepAbort(f"the judge could not run: {judged.error or 'no result'}")
@@ -327,7 +350,9 @@ def _with_judge(step: Step, settings: GoSettings, channel: HumanChannel, paths: 
             ctx["_verdict"] = Verdict("not_yet", f"The person changed the goal. The new goal: {change}", verdict.failed)
             return False
         ctx["_verdict"] = Verdict(
-            "not_yet", f"The person says the goal can be reached and the judge is wrong. They said: {answer}", verdict.failed
+            "not_yet",
+            f"The person says the goal can be reached and the judge is wrong. They said: {answer}",
+            verdict.failed,
         )
         return False
 

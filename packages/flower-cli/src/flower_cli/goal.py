@@ -121,7 +121,16 @@ class Goal:
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
-        lines = ["# The goal of this run", "", _NOTICE, "", "## Goal", self.statement.strip() or "(empty)", "", "## Checks"]
+        lines = [
+            "# The goal of this run",
+            "",
+            _NOTICE,
+            "",
+            "## Goal",
+            self.statement.strip() or "(empty)",
+            "",
+            "## Checks",
+        ]
         lines += [f"- {check}" for check in self.checks] or ["(empty)"]
         return "\n".join(lines) + "\n"
 

@@ -10,9 +10,17 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import HookMatcher, HookJSONOutput
+    from claude_agent_sdk import HookJSONOutput, HookMatcher
 
-__all__ = ["HANDS_ON", "HARNESS_SCHEDULERS", "delegate_guard", "isolate_guard", "main_thread_guard", "merge_hooks", "whitelist_guard"]
+__all__ = [
+    "HANDS_ON",
+    "HARNESS_SCHEDULERS",
+    "delegate_guard",
+    "isolate_guard",
+    "main_thread_guard",
+    "merge_hooks",
+    "whitelist_guard",
+]
 
 HANDS_ON = ("Bash", "Write", "Edit", "NotebookEdit")
 # The harness's own tools that schedule work outside the step (a multi-agent workflow it runs itself, a
@@ -34,7 +42,13 @@ def merge_hooks(*groups: Mapping[str, Iterable[Any]] | None) -> Hooks:
 
 
 def _deny(reason: str) -> HookJSONOutput:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def main_thread_guard(tools: Iterable[str], reason: str) -> HookMatcher:
@@ -111,6 +125,7 @@ def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/arti
     results expire, so what the coordinator may run and what goes stale are one set.
     """
     from claude_agent_sdk import HookMatcher
+
     from flower_stores import is_ephemeral
 
     async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:

@@ -202,7 +202,9 @@ class HandoffPolicy:
         if self.max_generations < 1:
             raise ValueError(f"max_generations must be at least 1, not {self.max_generations}")
 
-    def resolved(self, *, model: str | None = None, base_url: str | None = None, env: Mapping[str, str] | None = None) -> HandoffPolicy:
+    def resolved(
+        self, *, model: str | None = None, base_url: str | None = None, env: Mapping[str, str] | None = None
+    ) -> HandoffPolicy:
         """A copy with the window filled in from the precedence chain (unchanged when already set)."""
         if self.window is not None:
             return self
@@ -261,9 +263,38 @@ TITLES = {
     "scene": "Scene",
 }
 _ALIASES: dict[str, tuple[str, ...]] = {
-    "doing": ("Doing now", "Doing", "Current work", "In progress", "Where I am", "Progress", "现在在做什么", "现在在做", "当前进度", "进度"),
-    "decided": ("Decided, and why", "Decided and why", "Decided", "Decisions", "Settled", "已经定下的", "已定的事", "决策"),
-    "dead_ends": ("Dead ends", "Tried and failed", "What did not work", "What didn't work", "Ruled out", "走不通的路", "试过不行的", "排除的路"),
+    "doing": (
+        "Doing now",
+        "Doing",
+        "Current work",
+        "In progress",
+        "Where I am",
+        "Progress",
+        "现在在做什么",
+        "现在在做",
+        "当前进度",
+        "进度",
+    ),
+    "decided": (
+        "Decided, and why",
+        "Decided and why",
+        "Decided",
+        "Decisions",
+        "Settled",
+        "已经定下的",
+        "已定的事",
+        "决策",
+    ),
+    "dead_ends": (
+        "Dead ends",
+        "Tried and failed",
+        "What did not work",
+        "What didn't work",
+        "Ruled out",
+        "走不通的路",
+        "试过不行的",
+        "排除的路",
+    ),
     "next_step": ("Next", "Next step", "Next steps", "下一步"),
     "scene": ("Scene", "Pointers", "Where things are", "Files", "现场", "文件"),
 }
@@ -327,7 +358,14 @@ class Handoff:
         are kept as text: a handoff's scene often quotes a command."""
         found = split_sections(text, _TABLE, fences="keep")
         doing = found.get("doing")
-        return cls(doing, found.get("decided"), found.get("dead_ends"), found.get("next_step"), found.get("scene"), doing.startswith(_DEGRADED_MARK))
+        return cls(
+            doing,
+            found.get("decided"),
+            found.get("dead_ends"),
+            found.get("next_step"),
+            found.get("scene"),
+            doing.startswith(_DEGRADED_MARK),
+        )
 
     @classmethod
     def load(cls, path: Path | str) -> Handoff:
@@ -344,7 +382,7 @@ class Handoff:
 
     @property
     def complete(self) -> bool:
-        """"Doing now" and "Next" are both written (the other parts may be empty)."""
+        """ "Doing now" and "Next" are both written (the other parts may be empty)."""
         return not self.missing()
 
     def missing(self) -> list[str]:

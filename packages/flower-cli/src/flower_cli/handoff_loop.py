@@ -142,7 +142,7 @@ class HandoffLoop:
             if data.get("agent_id") or data.get("tool_name") in _DISPATCH_TOOLS or not isinstance(call, str):
                 return {}
             with anyio.move_on_after(within):
-                while call not in self._open_calls:
+                while call not in self._open_calls:  # noqa: ASYNC110 - the call is recorded by another task with no event to wait on
                     await anyio.sleep(0.01)
             if self._open_calls != {call} or not self._due(live_workers()):
                 return {}
@@ -166,7 +166,13 @@ class HandoffLoop:
             Event(
                 "handoff",
                 f"context {_k(self.context)}/{_k(self.window)} · about {_k(left)} to the handoff",
-                payload={"phase": "near", "step": self.step, "context": self.context, "window": self.window, "at": self.at},
+                payload={
+                    "phase": "near",
+                    "step": self.step,
+                    "context": self.context,
+                    "window": self.window,
+                    "at": self.at,
+                },
             )
         )
 
@@ -185,12 +191,27 @@ class HandoffLoop:
             "probably below what this role needs to start; give a larger window (--window, FLOWER_WINDOW) or "
             "run with --no-handoff"
         )
-        self._emit(Event("handoff", message, payload={"phase": "stopped", "step": self.step, "generations": n, "context": self.context, "window": self.window, "at": self.at}))
+        self._emit(
+            Event(
+                "handoff",
+                message,
+                payload={
+                    "phase": "stopped",
+                    "step": self.step,
+                    "generations": n,
+                    "context": self.context,
+                    "window": self.window,
+                    "at": self.at,
+                },
+            )
+        )
         return message
 
     # --- the handoff -------------------------------------------------------------------------------
 
-    async def hand_off(self, quiet_round: Callable[[str], Awaitable[QuietRound]], *, stopped: Sequence[str] = ()) -> tuple[Handoff, str]:
+    async def hand_off(
+        self, quiet_round: Callable[[str], Awaitable[QuietRound]], *, stopped: Sequence[str] = ()
+    ) -> tuple[Handoff, str]:
         """Ask the same session for its handoff (``quiet_round`` runs one round on it with the given prompt);
         ``stopped`` names the workers the handoff ended, which the session is told about.
 
@@ -200,7 +221,13 @@ class HandoffLoop:
             Event(
                 "handoff",
                 f"context {_k(self.context)}/{_k(self.window)}: writing a handoff",
-                payload={"phase": "writing", "step": self.step, "context": self.context, "window": self.window, "at": self.at},
+                payload={
+                    "phase": "writing",
+                    "step": self.step,
+                    "context": self.context,
+                    "window": self.window,
+                    "at": self.at,
+                },
             )
         )
         try:
@@ -241,7 +268,9 @@ class HandoffLoop:
             path = None  # the document still travels in the successor's prompt
         done = "handed off to a fresh session" + (f" (degraded: {why})" if why else "")
         if stopped:
-            done += f"; stopped unfinished worker{'s' if len(stopped) != 1 else ''} " + ", ".join(repr(w) for w in stopped)
+            done += f"; stopped unfinished worker{'s' if len(stopped) != 1 else ''} " + ", ".join(
+                repr(w) for w in stopped
+            )
         self._emit(
             Event(
                 "handoff",

@@ -50,7 +50,7 @@ __all__ = [
 AskState = Literal["pending", "answered", "declined", "timeout", "over_budget", "invalid", "cancelled"]
 
 _RECORD = (
-    "record the assumption you made (in the brief's \"Unknowns and assumptions\" if you are writing the brief, "
+    'record the assumption you made (in the brief\'s "Unknowns and assumptions" if you are writing the brief, '
     "otherwise in your notes or your reply)"
 )
 INVALID_TEXT = "The question was empty. Write the question out in full, then ask again."
@@ -378,7 +378,10 @@ class HumanChannel:
         if kept and all(m.amended for m in fresh):
             lines += ["", f"It is already appended to {', '.join(sorted(kept))}; treat it as part of the requirements."]
         else:
-            lines += ["", "Note: this was NOT saved anywhere. If it matters beyond this session, write it down yourself."]
+            lines += [
+                "",
+                "Note: this was NOT saved anywhere. If it matters beyond this session, write it down yourself.",
+            ]
         return "\n".join(lines)
 
     # --- events and the log -------------------------------------------------------------------------
@@ -408,7 +411,9 @@ class HumanChannel:
         self._emit(Event("ask", item.question, payload=payload))
 
     def _emit_mail(self, mail: Mail, state: str) -> None:
-        self._emit(Event("ask", mail.text, payload={"kind": "mail", "state": state, "id": mail.id, "amended": mail.amended}))
+        self._emit(
+            Event("ask", mail.text, payload={"kind": "mail", "state": state, "id": mail.id, "amended": mail.amended})
+        )
 
     def _log_question(self, item: Ask) -> None:
         lines = [f"- **Q** ({item.id} · {_clock(item.asked_at)}) {_indented(item.question or '(empty question)')}"]

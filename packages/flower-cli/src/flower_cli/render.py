@@ -80,8 +80,14 @@ class Renderer:
         indent = " " * (len(raw) - len(body))
         # Continuation lines sit under the text, past a one-character marker such as "!" or "~".
         marker = len(body) > 1 and not body[0].isalnum() and body[1] == " "
-        return textwrap.wrap(body, self.width, initial_indent=indent, subsequent_indent=indent + ("  " if marker else ""),
-                             break_long_words=True, break_on_hyphens=False) or [raw]
+        return textwrap.wrap(
+            body,
+            self.width,
+            initial_indent=indent,
+            subsequent_indent=indent + ("  " if marker else ""),
+            break_long_words=True,
+            break_on_hyphens=False,
+        ) or [raw]
 
     def status(self) -> str:
         parts = []
@@ -192,7 +198,9 @@ class Renderer:
         """A worker's own event, indented under its description (workers run in parallel and interleave)."""
         p = event.payload
         kind = event.kind
-        shown = kind == "tool_call" or (kind == "tool_result" and (p.get("is_error") or self.verbose)) or kind == "error"
+        shown = (
+            kind == "tool_call" or (kind == "tool_result" and (p.get("is_error") or self.verbose)) or kind == "error"
+        )
         shown = shown or (kind in ("text", "prompt") and self.verbose)
         if not shown:
             return
@@ -241,7 +249,11 @@ class Renderer:
                 self.line(f"     {i}) {option}", "" if state == "asked" else "dim")
         if state == "asked":
             remaining = p.get("remaining")
-            left = f" · {remaining} question{'s' if remaining != 1 else ''} left" if isinstance(remaining, int) and remaining >= 0 else ""
+            left = (
+                f" · {remaining} question{'s' if remaining != 1 else ''} left"
+                if isinstance(remaining, int) and remaining >= 0
+                else ""
+            )
             pick = "a number or your answer" if p.get("options") else "your answer"
             self.line(f"     (type {pick}, then Enter; an empty line skips{left})", "dim")
         elif state == "answered":

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .guards import main_thread_guard, merge_hooks
-from .rules import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES, WORKER_RULES
-from .spec import AgentSpec, CompactPolicy
-
 # This module is imported only by code that builds roles or runs workflows, never on `flower --help`'s path,
 # so the SDK (needed for the worker type) can be imported at the top.
 from claude_agent_sdk import AgentDefinition, EffortLevel, PermissionMode
+
+from .guards import main_thread_guard, merge_hooks
+from .rules import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES, WORKER_RULES
+from .spec import AgentSpec, CompactPolicy
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -180,7 +180,9 @@ def coordinator(
     own_hooks = hooks
     if not can_read:
         # Workers need Read approved; the coordinator's thread must still not read when told so.
-        wall = main_thread_guard(_READ_TOOLS, f"{name} works without reading files itself: send a worker to read and report.")
+        wall = main_thread_guard(
+            _READ_TOOLS, f"{name} works without reading files itself: send a worker to read and report."
+        )
         own_hooks = merge_hooks(hooks, {"PreToolUse": [wall]})
     return AgentSpec(
         name=name,

@@ -163,7 +163,11 @@ def route_json(line: str, pending: Sequence[PendingQuestion] = ()) -> Route:
         number = data["option"]
         count = len(question.options)
         if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
-            return Invalid(f'"option" for {ask_id} must be a number from 1 to {count}' if count else f"{ask_id} has no options; send \"text\"")
+            return Invalid(
+                f'"option" for {ask_id} must be a number from 1 to {count}'
+                if count
+                else f'{ask_id} has no options; send "text"'
+            )
         return Answer(ask_id, question.options[number - 1])
     text = _string(data, "text")
     if not text:

@@ -34,6 +34,7 @@ from .spec import AgentSpec, CompactPolicy
 if TYPE_CHECKING:
     # Types only: the siblings and the SDK are imported on first use, so `flower --help` stays fast.
     from claude_agent_sdk import SessionStore
+
     from flower_resilience import Resilience
     from flower_stores import EphemeralPolicy, TrimPolicy
     from flower_workbench import Workbench
@@ -122,19 +123,27 @@ class Runtime:
         self.keep_denials = keep_denials
         self.plugin_dirs = tuple(plugin_dirs)
         self.spill_threshold = spill_threshold
-        self.handoff: HandoffPolicy = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        self.handoff: HandoffPolicy = (
+            handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        )
         self.resilience: Resilience = (
-            resilience if isinstance(resilience, flower_resilience.Resilience) else flower_resilience.Resilience(enabled=bool(resilience))
+            resilience
+            if isinstance(resilience, flower_resilience.Resilience)
+            else flower_resilience.Resilience(enabled=bool(resilience))
         )
         self.workbench: Workbench | None = self._make_workbench(workbench)
         if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
             # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
             # the caller chose is theirs and stays.
-            self.resilience = dataclasses.replace(self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench))
+            self.resilience = dataclasses.replace(
+                self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench)
+            )
         if store is None or isinstance(store, str):  # a store URL (sqlite://…, postgresql://…) gets the layers too
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
-                ephemeral if isinstance(ephemeral, flower_stores.EphemeralPolicy) else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
+                ephemeral
+                if isinstance(ephemeral, flower_stores.EphemeralPolicy)
+                else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
             )
             store = flower_stores.PruningSessionStore(
                 store or self.run_dir / "sessions.db",
@@ -162,7 +171,11 @@ class Runtime:
             return None
         import flower_workbench
 
-        wb = workbench if isinstance(workbench, flower_workbench.Workbench) else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
+        wb = (
+            workbench
+            if isinstance(workbench, flower_workbench.Workbench)
+            else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
+        )
         wb.refresh()
         return wb
 
@@ -265,7 +278,9 @@ class Runtime:
         pre: list[Any] = []
         post: list[Any] = []
         if spec.delegate_only:
-            artifacts = f"{self.workbench.show(self.workbench.root / 'artifacts')}/" if self.workbench else ".flower/artifacts/"
+            artifacts = (
+                f"{self.workbench.show(self.workbench.root / 'artifacts')}/" if self.workbench else ".flower/artifacts/"
+            )
             pre.append(delegate_guard(allow_glance=spec.glance, artifacts=artifacts))
         else:
             wall = whitelist_guard(spec.allowed_tools, role=spec.name)
@@ -285,7 +300,15 @@ class Runtime:
                 post.append(flower_workbench.spill_guard(self.workbench, threshold=self.spill_threshold))
         return merge_hooks(spec.hooks, {"PreToolUse": pre, "PostToolUse": [*post, *(post_extra or [])]})
 
-    def _options(self, spec: AgentSpec, *, resume: str | None, fork: bool, resume_at: str | None, post_hooks: list[Any] | None = None) -> Any:
+    def _options(
+        self,
+        spec: AgentSpec,
+        *,
+        resume: str | None,
+        fork: bool,
+        resume_at: str | None,
+        post_hooks: list[Any] | None = None,
+    ) -> Any:
         add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
         if self.handoff.enabled and spec.compact is None:
             # Handoff replaces the harness's compaction: left on, it would summarise the thread away (at about
@@ -370,7 +393,13 @@ class Runtime:
         current_prompt = self._first_prompt(spec, prompt, resume)
         current_resume, current_fork, current_resume_at = resume, fork, resume_at
         try:
-            if handoffs is not None and resume and not fork and not resume_at and handoffs.full(self.context_of(resume)):
+            if (
+                handoffs is not None
+                and resume
+                and not fork
+                and not resume_at
+                and handoffs.full(self.context_of(resume))
+            ):
                 # The session to continue is already past the handoff point (a turn that ends its step never hands
                 # off: there is nothing left to hand over). Hand it off before the new words go in, so they reach
                 # a session with room for them.
@@ -380,7 +409,9 @@ class Runtime:
                 current_resume = None
             while True:
                 stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
-                options = self._options(spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks)
+                options = self._options(
+                    spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks
+                )
                 stream = flower_resilience.resilient_query(
                     prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
                 )
@@ -402,11 +433,18 @@ class Runtime:
                         for event in events:
                             if event.kind == "turn":
                                 answer.turn_ended(event)
-                                event = replace(event, payload={**event.payload, "step": result.step, "live_workers": workers.live_list()})
+                                event = replace(
+                                    event,
+                                    payload={**event.payload, "step": result.step, "live_workers": workers.live_list()},
+                                )
                             else:
                                 self._collect(result, event, answer)
                             emit(event)
-                        if handoffs is not None and handoffs.observe(events, live_workers=bool(workers.live)) and result.session_id:
+                        if (
+                            handoffs is not None
+                            and handoffs.observe(events, live_workers=bool(workers.live))
+                            and result.session_id
+                        ):
                             await self._mirrored(result.session_id, last_main)
                             handoff_due = True
                             break
@@ -416,7 +454,12 @@ class Runtime:
                 # A fork or a roll-back point applies to the first launch only; what follows continues the
                 # session the first launch produced (the original re-sent resume_at on every attempt).
                 current_fork, current_resume_at = False, None
-                overflowed = handoffs is not None and not result.ok and not interrupted and is_overflow(stream.record.error, *stream.record.errors)
+                overflowed = (
+                    handoffs is not None
+                    and not result.ok
+                    and not interrupted
+                    and is_overflow(stream.record.error, *stream.record.errors)
+                )
                 if handoffs is not None and (handoff_due or overflowed):
                     if handoffs.exhausted:
                         result.ok, result.error = False, handoffs.stop()
@@ -431,7 +474,13 @@ class Runtime:
                     words, self._interrupt_words = self._interrupt_words.strip(), ""
                     result.interrupts += 1
                     result.resumed = True
-                    emit(Event("retry", "interrupted; resuming with your words" if words else "interrupted; continuing", payload={"step": result.step}))
+                    emit(
+                        Event(
+                            "retry",
+                            "interrupted; resuming with your words" if words else "interrupted; continuing",
+                            payload={"step": result.step},
+                        )
+                    )
                     current_prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
                     current_resume = result.session_id
                     continue
@@ -496,14 +545,21 @@ class Runtime:
         return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)
 
     async def _hand_over(
-        self, handoffs: HandoffLoop, spec: AgentSpec, result: StepResult, workers: Workers, overflow: tuple[str | None, ...] | None
+        self,
+        handoffs: HandoffLoop,
+        spec: AgentSpec,
+        result: StepResult,
+        workers: Workers,
+        overflow: tuple[str | None, ...] | None,
     ) -> str:
         """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
         ``overflow`` (its errors). Returns the successor's first message."""
         old = result.session_id
         stopped = workers.live_names()  # ended with the old process
         if overflow is None and old:
-            doc, why = await handoffs.hand_off(lambda words: self._quiet_round(spec, words, old, result), stopped=stopped)
+            doc, why = await handoffs.hand_off(
+                lambda words: self._quiet_round(spec, words, old, result), stopped=stopped
+            )
         else:
             doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
         if why:

@@ -113,7 +113,12 @@ class _State:
         if not isinstance(data, dict):
             return cls()
         state = cls()
-        for name, kind in (("checked", (int, float)), ("notified", (int, float)), ("latest", str), ("notified_version", str)):
+        for name, kind in (
+            ("checked", (int, float)),
+            ("notified", (int, float)),
+            ("latest", str),
+            ("notified_version", str),
+        ):
             value = data.get(name)
             if isinstance(value, kind) and not isinstance(value, bool):
                 setattr(state, name, value)
@@ -123,8 +128,10 @@ class _State:
 def _fetch_latest(url: str, timeout: float, current: str) -> str | None:
     import urllib.request
 
-    request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": f"{DISTRIBUTION}/{current} update-check"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a fixed https URL or the user's own
+    request = urllib.request.Request(
+        url, headers={"Accept": "application/json", "User-Agent": f"{DISTRIBUTION}/{current} update-check"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         data = json.loads(response.read(2_000_000))
     version = data.get("info", {}).get("version") if isinstance(data, dict) else None
     return version if isinstance(version, str) and parse_version(version) else None

@@ -131,9 +131,30 @@ _PHRASES: dict[State, tuple[str, ...]] = {
     ),
 }
 # Whole-answer tokens: "yes"/"no" count only standing alone ("No blockers, achieved" is achieved).
-_TOKENS: dict[str, State] = {"yes": "achieved", "true": "achieved", "1": "achieved", "no": "not_yet", "false": "not_yet", "0": "not_yet"}
+_TOKENS: dict[str, State] = {
+    "yes": "achieved",
+    "true": "achieved",
+    "1": "achieved",
+    "no": "not_yet",
+    "false": "not_yet",
+    "0": "not_yet",
+}
 _NEGATORS = frozenset(
-    {"not", "never", "isn't", "wasn't", "hasn't", "haven't", "hadn't", "aren't", "weren't", "didn't", "doesn't", "don't", "won't"}
+    {
+        "not",
+        "never",
+        "isn't",
+        "wasn't",
+        "hasn't",
+        "haven't",
+        "hadn't",
+        "aren't",
+        "weren't",
+        "didn't",
+        "doesn't",
+        "don't",
+        "won't",
+    }
 )
 
 
@@ -229,10 +250,16 @@ class Verdict:
         """What the worker's session is told when the round is rejected ("" when the goal was achieved)."""
         if self.achieved:
             return ""
-        lines = ["The last round has not reached the goal yet. The judge's reason:", self.reason.strip() or NO_CLEAR_VERDICT]
+        lines = [
+            "The last round has not reached the goal yet. The judge's reason:",
+            self.reason.strip() or NO_CLEAR_VERDICT,
+        ]
         if self.failed:
             lines += ["", "Checks that do not pass yet:", *(f"- {item}" for item in self.failed)]
-        lines += ["", "Continue from where you are and close only these gaps. Do not start over, and do not widen the scope."]
+        lines += [
+            "",
+            "Continue from where you are and close only these gaps. Do not start over, and do not widen the scope.",
+        ]
         return "\n".join(lines)
 
 

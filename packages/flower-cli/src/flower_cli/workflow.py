@@ -121,7 +121,9 @@ class Step:
         if not isinstance(self.name, str) or not self.name.strip():
             raise WorkflowError("every step needs a non-empty name")
         if not isinstance(self.spec, AgentSpec):
-            raise WorkflowError(f"{where}: spec must be an AgentSpec (e.g. from coordinator() or judge()), got {type(self.spec).__name__}")
+            raise WorkflowError(
+                f"{where}: spec must be an AgentSpec (e.g. from coordinator() or judge()), got {type(self.spec).__name__}"
+            )
         if not (isinstance(self.prompt, str) or callable(self.prompt)):
             raise WorkflowError(f"{where}: prompt must be a string or a function of ctx")
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
@@ -257,7 +259,7 @@ async def _guarded(step: Step, what: str, fn: Callable[..., Any], *args: Any) ->
         return await _call(fn, *args)
     except (StepAbort, WorkflowError):
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's code: report it in one line naming the step
+    except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         hint = ""
         if isinstance(exc, KeyError):
@@ -304,7 +306,9 @@ class _StepRun:
         if step.resume_from is not None:
             resume = self.sessions.get(step.resume_from)
             if resume is None:
-                raise WorkflowError(f"step {step.name!r} resumes {step.resume_from!r}, which produced no session in this run")
+                raise WorkflowError(
+                    f"step {step.name!r} resumes {step.resume_from!r}, which produced no session in this run"
+                )
             carried = False
         else:
             resume = self.sessions.get(step.name)
@@ -312,7 +316,13 @@ class _StepRun:
         woke = int(ctx.get("_woke", 1))
         if self.on_event is not None:
             note = f"continuing the recorded session · wake {woke}" if carried else ""
-            self.on_event(Event("step", step.name, payload={"index": self.index, "total": self.total, "resumed": carried, "woke": woke, "note": note}))
+            self.on_event(
+                Event(
+                    "step",
+                    step.name,
+                    payload={"index": self.index, "total": self.total, "resumed": carried, "woke": woke, "note": note},
+                )
+            )
         first_prompt = await self._user("prompt", step.render, ctx, carried)
         first_resume, first_fork = resume, step.fork and step.resume_from is not None
 
@@ -323,8 +333,13 @@ class _StepRun:
         passed = False
         for attempt in range(step.retries + 1):
             result = await self.runtime.run(
-                step.spec, prompt, step_name=label, resume=current_resume, fork=fork,
-                on_event=self.on_event, on_session=self._remember,
+                step.spec,
+                prompt,
+                step_name=label,
+                resume=current_resume,
+                fork=fork,
+                on_event=self.on_event,
+                on_session=self._remember,
             )
             self.results[step.name] = result
             if result.session_id:
@@ -348,7 +363,9 @@ class _StepRun:
                         ctx["_aborted"] = str(abort) or f"step {step.name!r} aborted"
                         break
                     if not isinstance(feedback, str):
-                        raise WorkflowError(f"step {step.name!r}: on_reject returned {type(feedback).__name__}, not a string")
+                        raise WorkflowError(
+                            f"step {step.name!r}: on_reject returned {type(feedback).__name__}, not a string"
+                        )
                 if feedback.strip() and result.session_id:
                     prompt, current_resume, fork = feedback, result.session_id, False
                     continue

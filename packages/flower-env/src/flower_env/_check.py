@@ -24,7 +24,9 @@ def check_credentials() -> str | None:
     ]
     empty = [(key, source_of(key)) for key in REQUIRED_ANY if key in os.environ]
     for key, where in empty:
-        lines.append(f"Note: {key} is set but empty (from {where}); an empty value hides the files below it — delete that line.")
+        lines.append(
+            f"Note: {key} is set but empty (from {where}); an empty value hides the files below it — delete that line."
+        )
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from ._paths import user_env_path
 
 __all__ = ["EnvFileError", "setup_values", "write_user_env"]
 
+
 class EnvFileError(ValueError):
     """The user .env cannot be merged into safely; the message says which file and what to do."""
 
@@ -65,9 +66,13 @@ def write_user_env(values: Mapping[str, str | None], path: Path | None = None) -
     except FileNotFoundError:
         old = ""
     except UnicodeDecodeError as exc:
-        raise EnvFileError(f"{target} is not UTF-8; fix or move it, then run `flower setup` again (nothing was changed)") from exc
+        raise EnvFileError(
+            f"{target} is not UTF-8; fix or move it, then run `flower setup` again (nothing was changed)"
+        ) from exc
     except OSError as exc:
-        raise EnvFileError(f"cannot read {target} ({exc.strerror or exc}); fix it, then run `flower setup` again (nothing was changed)") from exc
+        raise EnvFileError(
+            f"cannot read {target} ({exc.strerror or exc}); fix it, then run `flower setup` again (nothing was changed)"
+        ) from exc
     pending = dict(values)
     lines: list[str] = []
     for binding in parse_stream(io.StringIO(old)):
@@ -76,7 +81,9 @@ def write_user_env(values: Mapping[str, str | None], path: Path | None = None) -
             if new is not None:
                 lines.append(f"{binding.key}={_quote(new)}\n")
             continue
-        lines.append(binding.original.string if binding.original.string.endswith("\n") else binding.original.string + "\n")
+        lines.append(
+            binding.original.string if binding.original.string.endswith("\n") else binding.original.string + "\n"
+        )
     if not old:
         lines = [HEADER, "\n"]
     lines += [f"{key}={_quote(value)}\n" for key, value in pending.items() if value is not None]
@@ -93,4 +100,3 @@ def write_user_env(values: Mapping[str, str | None], path: Path | None = None) -
             os.unlink(tmp)
         raise
     return target
-

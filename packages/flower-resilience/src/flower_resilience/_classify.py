@@ -412,7 +412,7 @@ _HINT_TEXT = re.compile(
 def _seconds(value: str, unit: str | None) -> float:
     amount = float(value)
     unit = (unit or "s").lower()
-    if unit.startswith("ms") or unit.startswith("milli"):
+    if unit.startswith(("ms", "milli")):
         return amount / 1000
     if unit.startswith("m"):
         return amount * 60

@@ -79,14 +79,18 @@ class Resilience:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise ValueError(f"Resilience.max_attempts must be at least 1 (it counts the first attempt), got {self.max_attempts}")
+            raise ValueError(
+                f"Resilience.max_attempts must be at least 1 (it counts the first attempt), got {self.max_attempts}"
+            )
         for name in ("base_delay", "max_delay", "probe_interval", "probe_initial_interval"):
             if getattr(self, name) < 0:
                 raise ValueError(f"Resilience.{name} must not be negative, got {getattr(self, name)}")
         if self.probe_timeout <= 0:
             raise ValueError(f"Resilience.probe_timeout must be positive, got {self.probe_timeout}")
         if self.probe_growth < 1:
-            raise ValueError(f"Resilience.probe_growth must be at least 1 (probes never speed up), got {self.probe_growth}")
+            raise ValueError(
+                f"Resilience.probe_growth must be at least 1 (probes never speed up), got {self.probe_growth}"
+            )
 
     def delay_for(self, attempt: int) -> float:
         """The jittered backoff after failed attempt number ``attempt`` (1-based)."""

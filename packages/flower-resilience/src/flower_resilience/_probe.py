@@ -47,7 +47,7 @@ def endpoint(base_url: str | None = None) -> tuple[str, int]:
     return host, port
 
 
-async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 - public API since 0.1
     """True when ``host`` resolves and accepts a TCP connection on ``port`` within ``timeout`` seconds.
 
     The connection is closed straight away, before a byte is sent.

@@ -220,9 +220,14 @@ class ResilientQuery:
                     return
 
                 error, kind = attempt.error or "", attempt.kind or "unknown"
-                await self._emit("attempt_failed", number, error=error, error_kind=kind,
-                                 session_id=live.session_id,
-                                 message=f"attempt {number} failed ({kind}): {_short(error)}")
+                await self._emit(
+                    "attempt_failed",
+                    number,
+                    error=error,
+                    error_kind=kind,
+                    session_id=live.session_id,
+                    message=f"attempt {number} failed ({kind}): {_short(error)}",
+                )
 
                 lost_session = live.resumed and _MISSING_SESSION in error.lower()
                 if lost_session and live.resumed_from:
@@ -249,8 +254,10 @@ class ResilientQuery:
                 offline_s = round(probing.offline_s, 3)
                 if not probing.online:
                     host, port = self._target(original) or ("?", 0)
-                    error = (f"network not back within {human_wait(policy.max_offline_wait)} "
-                             f"({host}:{port} unreachable); last error: {error}")
+                    error = (
+                        f"network not back within {human_wait(policy.max_offline_wait)} "
+                        f"({host}:{port} unreachable); last error: {error}"
+                    )
                     self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
                     final = await self._give_up(live, error, kind, "network not back")
                     if final is not None:
@@ -269,23 +276,40 @@ class ResilientQuery:
                     pushback=is_pushback(*live.rate_limits, *live.signals()),
                 )
                 if backoff_s > 0:
-                    await self._emit("backoff", number, error=error, error_kind=kind, wait_s=backoff_s,
-                                     session_id=live.session_id,
-                                     message=f"retrying in {human_wait(backoff_s)}"
-                                     + (" (as the server asked)" if hint is not None else ""))
+                    await self._emit(
+                        "backoff",
+                        number,
+                        error=error,
+                        error_kind=kind,
+                        wait_s=backoff_s,
+                        session_id=live.session_id,
+                        message=f"retrying in {human_wait(backoff_s)}"
+                        + (" (as the server asked)" if hint is not None else ""),
+                    )
                     await policy.sleep(backoff_s)
-                self._amend(offline_s=offline_s, backoff_s=backoff_s, wait_s=round(offline_s + backoff_s, 3),
-                            probes=probing.probes)
+                self._amend(
+                    offline_s=offline_s,
+                    backoff_s=backoff_s,
+                    wait_s=round(offline_s + backoff_s, 3),
+                    probes=probing.probes,
+                )
 
                 if resumable is not None:
                     prompt, resumed = policy.resume_prompt, True
                     options = _resume_options(original, resumable)
-                    await self._emit("resumed", number + 1, session_id=resumable,
-                                     message=f"resuming session {resumable} (attempt {number + 1} of {policy.max_attempts})")
+                    await self._emit(
+                        "resumed",
+                        number + 1,
+                        session_id=resumable,
+                        message=f"resuming session {resumable} (attempt {number + 1} of {policy.max_attempts})",
+                    )
                 else:
                     prompt, options, resumed = self._prompt, original, False
-                    await self._emit("restarted", number + 1,
-                                     message=f"starting over with the original prompt (attempt {number + 1} of {policy.max_attempts})")
+                    await self._emit(
+                        "restarted",
+                        number + 1,
+                        message=f"starting over with the original prompt (attempt {number + 1} of {policy.max_attempts})",
+                    )
         except BaseException:
             # Closed early (GeneratorExit at a yield), cancelled, or an on_event that raised BaseException:
             # the subprocess is already closed by the inner finally; the record says how far the run got.
@@ -368,8 +392,14 @@ class ResilientQuery:
         if error != self.record.attempts[-1].error:
             self._amend(error=error)
         tries = len(self.record.attempts)
-        await self._emit("gave_up", live.number, error=error, error_kind=kind, session_id=self.record.session_id,
-                         message=f"giving up after {tries} attempt{'s' if tries != 1 else ''} ({reason}): {_short(error)}")
+        await self._emit(
+            "gave_up",
+            live.number,
+            error=error,
+            error_kind=kind,
+            session_id=self.record.session_id,
+            message=f"giving up after {tries} attempt{'s' if tries != 1 else ''} ({reason}): {_short(error)}",
+        )
         return live.held
 
     def _target(self, options: ClaudeAgentOptions) -> tuple[str, int] | None:
@@ -401,7 +431,7 @@ class ResilientQuery:
             outcome = self._on_event(event)
             if inspect.isawaitable(outcome):
                 await outcome
-        except Exception:  # noqa: BLE001 - a display callback must not end a long run
+        except Exception:
             logger.exception("on_event raised for %s; continuing", kind)
 
 
@@ -463,7 +493,7 @@ async def _close(stream: Any) -> None:
     with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
         try:
             await aclose()
-        except Exception:  # noqa: BLE001 - the attempt's outcome is already known; a noisy close changes nothing
+        except Exception:
             logger.debug("closing the SDK stream raised", exc_info=True)
 
 

@@ -14,11 +14,11 @@ from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
 from ._layers import PruningSessionStore, TrimmingSessionStore
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
+from ._postgres import PostgresSessionStore
 from ._prune import is_api_error, is_interrupted, prune
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
-from ._postgres import PostgresSessionStore
 from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
 from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url

@@ -24,7 +24,17 @@ LINK_FIELDS = ("parentUuid", "logicalParentUuid", "leafUuid")
 # Heal entries get uuid5(HEAL_NAMESPACE, <assistant uuid>): the same transcript always heals the same way.
 HEAL_NAMESPACE = uuid.UUID("6f1d3c0e-5b1a-4f0e-9a53-2f8f6e3c1d47")
 
-_COPIED_FIELDS = ("sessionId", "cwd", "gitBranch", "version", "agentId", "isSidechain", "userType", "entrypoint", "slug")
+_COPIED_FIELDS = (
+    "sessionId",
+    "cwd",
+    "gitBranch",
+    "version",
+    "agentId",
+    "isSidechain",
+    "userType",
+    "entrypoint",
+    "slug",
+)
 
 
 def relinked_parent(removed: Mapping[str, Any]) -> Callable[[str], str | None]:
@@ -131,7 +141,9 @@ def _hashable(value: Any) -> bool:
     return value is None or type(value) in (str, int, float, bool)
 
 
-def unanswered(calls_at: Mapping[int, Sequence[str]], answered: Collection[Any], skip: Collection[int] = ()) -> dict[int, list[str]]:
+def unanswered(
+    calls_at: Mapping[int, Sequence[str]], answered: Collection[Any], skip: Collection[int] = ()
+) -> dict[int, list[str]]:
     """Per assistant entry index (except those in ``skip``): its call ids that have no result in ``answered``."""
     out: dict[int, list[str]] = {}
     for i, ids in calls_at.items():
@@ -143,7 +155,9 @@ def unanswered(calls_at: Mapping[int, Sequence[str]], answered: Collection[Any],
     return out
 
 
-def heal_sites(entries: Sequence[Any], orphans_at: Mapping[int, Sequence[str]], children_of: Callable[[str], Sequence[int]]) -> dict[int, list[str]]:
+def heal_sites(
+    entries: Sequence[Any], orphans_at: Mapping[int, Sequence[str]], children_of: Callable[[str], Sequence[int]]
+) -> dict[int, list[str]]:
     """Where each heal entry goes: the tail index of each message with orphans -> its orphan ids, in order."""
     heals: dict[int, list[str]] = {}
     for i, ids in orphans_at.items():
@@ -152,7 +166,9 @@ def heal_sites(entries: Sequence[Any], orphans_at: Mapping[int, Sequence[str]], 
     return heals
 
 
-def repointed(entry: Entry, drop: Collection[str], survivor: Callable[[str], str | None], heal_of: Mapping[str, str]) -> Any:
+def repointed(
+    entry: Entry, drop: Collection[str], survivor: Callable[[str], str | None], heal_of: Mapping[str, str]
+) -> Any:
     """``entry`` with each link to a removed entry moved to its nearest survivor, then past a heal entry.
 
     The same object when no link changes (most entries), so unchanged entries stay shared with the input.
@@ -181,7 +197,9 @@ def heal_entry(assistant: Entry, tool_use_ids: Sequence[str], text: str) -> dict
     heal["type"] = "user"
     heal["message"] = {
         "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": x, "content": text, "is_error": False} for x in tool_use_ids],
+        "content": [
+            {"type": "tool_result", "tool_use_id": x, "content": text, "is_error": False} for x in tool_use_ids
+        ],
     }
     heal["uuid"] = str(uuid.uuid5(HEAL_NAMESPACE, seed))
     if "timestamp" in assistant:
@@ -216,7 +234,14 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
     for i, entry in enumerate(entries):
         if type(entry) is not dict or entry.get("type") != "assistant":
             continue
-        ids = [b["id"] for b in blocks(entry) if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"] not in answered]
+        ids = [
+            b["id"]
+            for b in blocks(entry)
+            if type(b) is dict
+            and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)
+            and b["id"] not in answered
+        ]
         if ids:
             orphans_at[i] = ids
     if not orphans_at:
@@ -229,7 +254,11 @@ def heal_orphans_counted(entries: Sequence[Entry], text: str | None = None) -> t
             children.setdefault(parent, []).append(i)
     heals = heal_sites(entries, orphans_at, lambda uid: children.get(uid, ()))
     inserted = {tail: heal_entry(entries[tail], ids, note) for tail, ids in heals.items()}
-    repoint = {entries[tail]["uuid"]: heal["uuid"] for tail, heal in inserted.items() if isinstance(entries[tail].get("uuid"), str)}
+    repoint = {
+        entries[tail]["uuid"]: heal["uuid"]
+        for tail, heal in inserted.items()
+        if isinstance(entries[tail].get("uuid"), str)
+    }
 
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):

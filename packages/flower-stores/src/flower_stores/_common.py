@@ -6,7 +6,13 @@ import json
 from collections.abc import Iterator
 from typing import Any, cast
 
-from claude_agent_sdk import SessionKey, SessionListSubkeysKey, SessionStoreEntry, SessionSummaryEntry, fold_session_summary
+from claude_agent_sdk import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStoreEntry,
+    SessionSummaryEntry,
+    fold_session_summary,
+)
 
 __all__ = ["StoreError", "context_tokens", "dumps", "fold_summary", "parsed", "prefix_range", "store_key"]
 
@@ -57,7 +63,9 @@ _LAST_WINS = ("customTitle", "aiTitle", "lastPrompt", "summary", "gitBranch")
 _LATCHED = ("is_sidechain", "created_at", "cwd", "first_prompt_locked")
 
 
-def fold_summary(prev: SessionSummaryEntry | None, key: SessionKey, entries: list[SessionStoreEntry]) -> SessionSummaryEntry:
+def fold_summary(
+    prev: SessionSummaryEntry | None, key: SessionKey, entries: list[SessionStoreEntry]
+) -> SessionSummaryEntry:
     """The SDK's ``fold_session_summary``, fed only the entries that can still change the summary.
 
     Once a session's latched fields are known, an entry matters to the fold only if it is the batch's last
@@ -144,7 +152,11 @@ def context_tokens(payloads: Any) -> int:
             continue
         total = sum(
             v
-            for v in (usage.get("input_tokens"), usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+            for v in (
+                usage.get("input_tokens"),
+                usage.get("cache_read_input_tokens"),
+                usage.get("cache_creation_input_tokens"),
+            )
             if isinstance(v, int) and not isinstance(v, bool)
         )
         if total:

@@ -201,7 +201,9 @@ def rewrite_once(
                             commands[tool_id] = block["input"]["command"]
         if protected or not do_prune:
             continue
-        if not has_call and (entry.get("isApiErrorMessage") or (type(message) is dict and message.get("model") == "<synthetic>")):  # is_api_error
+        if not has_call and (
+            entry.get("isApiErrorMessage") or (type(message) is dict and message.get("model") == "<synthetic>")
+        ):  # is_api_error
             api_error_at.append(i)
 
     def children_of(uid: str) -> list[int]:
@@ -215,7 +217,9 @@ def rewrite_once(
     if do_expire:
         assert ephemeral is not None
         max_chars = ephemeral.max_chars
-        glances = [k for k, (cmd, size) in enumerate(zip(site_cmd, site_len)) if cmd is not None and 0 <= size <= max_chars]
+        glances = [
+            k for k, (cmd, size) in enumerate(zip(site_cmd, site_len)) if cmd is not None and 0 <= size <= max_chars
+        ]
         targets = all_but_newest(glances, ephemeral.keep_recent)
         total = len(glances)
         note = _NoteMaker(ephemeral.text)
@@ -275,7 +279,10 @@ def rewrite_once(
             content = entries[i]["message"]["content"]
             kept_at: list[int] = []
             for j, block in enumerate(content):
-                if type(block) is dict and ((block.get("type") == "tool_use" and block.get("id") in dead) or (block.get("type") == "tool_result" and block.get("tool_use_id") in dead)):
+                if type(block) is dict and (
+                    (block.get("type") == "tool_use" and block.get("id") in dead)
+                    or (block.get("type") == "tool_result" and block.get("tool_use_id") in dead)
+                ):
                     if block.get("type") == "tool_result":
                         lost_result.add(i)
                     continue
@@ -301,7 +308,9 @@ def rewrite_once(
             removed[i] = entries[i].get("uuid") in drop  # relinking walks up through it only if its uuid is gone
 
         if prune_policy.neutralize_interrupts:
-            neutral = {(i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])}
+            neutral = {
+                (i, j) for i, j in interrupt_blocks if i not in removed and (i not in blocks_out or j in blocks_out[i])
+            }
 
         survivor = relinked_parent(drop)
         if prune_policy.heal_orphans:
@@ -342,7 +351,11 @@ def rewrite_once(
     else:
         survivor = relinked_parent(drop)
 
-    inserted = {tail: heal_entry(entries[tail], ids, prune_policy.orphan_text) for tail, ids in heals.items()} if prune_policy else {}
+    inserted = (
+        {tail: heal_entry(entries[tail], ids, prune_policy.orphan_text) for tail, ids in heals.items()}
+        if prune_policy
+        else {}
+    )
     heal_of = {entries[t]["uuid"]: h["uuid"] for t, h in inserted.items() if isinstance(entries[t].get("uuid"), str)}
 
     # --- build: only entries that change are copied ----------------------------------------------------------

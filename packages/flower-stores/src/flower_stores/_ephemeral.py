@@ -453,7 +453,7 @@ _GIT_CONFIG_WRITERS = (
 
 
 def _git_config(args: Args) -> bool:
-    words = [w for w in args]
+    words = list(args)
     if any(w.expands for w in words):
         return False
     texts = [w.text for w in words]
@@ -472,14 +472,32 @@ def _git_config(args: Args) -> bool:
 
 
 _GIT: dict[str, Rule] = {
-    **{
-        sub: _GIT_READ
-        for sub in (
-            "status", "diff", "log", "show", "blame", "shortlog", "describe", "ls-files", "ls-tree", "rev-parse",
-            "rev-list", "cherry", "for-each-ref", "whatchanged", "cat-file", "count-objects", "check-ignore",
-            "var", "merge-base", "name-rev", "show-ref",
-        )
-    },  # fmt: skip
+    **dict.fromkeys(
+        (
+            "status",
+            "diff",
+            "log",
+            "show",
+            "blame",
+            "shortlog",
+            "describe",
+            "ls-files",
+            "ls-tree",
+            "rev-parse",
+            "rev-list",
+            "cherry",
+            "for-each-ref",
+            "whatchanged",
+            "cat-file",
+            "count-objects",
+            "check-ignore",
+            "var",
+            "merge-base",
+            "name-rev",
+            "show-ref",
+        ),
+        _GIT_READ,
+    ),  # fmt: skip
     "branch": _git_branch,
     "stash": _subcommand({"list": _GIT_READ, "show": _GIT_READ}),
     "worktree": _subcommand({"list": _GIT_READ}),
@@ -524,7 +542,9 @@ def _lsof(args: Args) -> bool:
 
 def _command_v(args: Args) -> bool:
     # "command -v NAME" looks a name up; "command NAME" runs it.
-    return bool(args) and args[0].literal and args[0].text in ("-v", "-V", "-pv", "-pV") and all(w.literal for w in args)
+    return (
+        bool(args) and args[0].literal and args[0].text in ("-v", "-V", "-pv", "-pV") and all(w.literal for w in args)
+    )
 
 
 _HOSTNAME_READ = frozenset(
@@ -535,20 +555,48 @@ _HOSTNAME_READ = frozenset(
 EPHEMERAL_COMMANDS: dict[str, Rule] = {
     "git": _git,
     # listing and reading
-    **{name: _any for name in ("ls", "dir", "pwd", "cat", "head", "wc", "stat", "nl", "rev", "comm", "cut", "tr", "column", "jq")},
-    **{name: _any for name in ("grep", "egrep", "fgrep", "diff", "cmp", "echo", "which", "whereis", "type")},
-    **{name: _any for name in ("df", "du", "uptime", "whoami", "id", "printenv", "ps", "jobs", "pgrep")},
-    "tail": _options(short_deny="fF", long_deny=("--follow",), short_values="ncs", long_values=("--lines", "--bytes", "--sleep-interval", "--pid")),
-    "file": _options(short_deny="C", long_deny=("--compile",), short_values="mfFeP", long_values=("--magic-file", "--files-from", "--separator", "--exclude", "--parameter")),
+    **dict.fromkeys(
+        ("ls", "dir", "pwd", "cat", "head", "wc", "stat", "nl", "rev", "comm", "cut", "tr", "column", "jq"), _any
+    ),
+    **dict.fromkeys(("grep", "egrep", "fgrep", "diff", "cmp", "echo", "which", "whereis", "type"), _any),
+    **dict.fromkeys(("df", "du", "uptime", "whoami", "id", "printenv", "ps", "jobs", "pgrep"), _any),
+    "tail": _options(
+        short_deny="fF",
+        long_deny=("--follow",),
+        short_values="ncs",
+        long_values=("--lines", "--bytes", "--sleep-interval", "--pid"),
+    ),
+    "file": _options(
+        short_deny="C",
+        long_deny=("--compile",),
+        short_values="mfFeP",
+        long_values=("--magic-file", "--files-from", "--separator", "--exclude", "--parameter"),
+    ),
     "find": _find,
-    "tree": _options(short_deny="oR", long_deny=("--output", "--fromfile"), short_values="LPIHT", long_values=("--charset", "--filelimit", "--timefmt")),
+    "tree": _options(
+        short_deny="oR",
+        long_deny=("--output", "--fromfile"),
+        short_values="LPIHT",
+        long_values=("--charset", "--filelimit", "--timefmt"),
+    ),
     "sort": _options(
         short_deny="o",
         long_deny=("--output", "--compress-program"),
         short_values="kStT",
-        long_values=("--key", "--buffer-size", "--field-separator", "--temporary-directory", "--parallel", "--batch-size", "--files0-from", "--random-source"),
+        long_values=(
+            "--key",
+            "--buffer-size",
+            "--field-separator",
+            "--temporary-directory",
+            "--parallel",
+            "--batch-size",
+            "--files0-from",
+            "--random-source",
+        ),
     ),
-    "uniq": _options(max_operands=1, short_values="fsw", long_values=("--skip-fields", "--skip-chars", "--check-chars")),
+    "uniq": _options(
+        max_operands=1, short_values="fsw", long_values=("--skip-fields", "--skip-chars", "--check-chars")
+    ),
     "sed": _sed,
     "awk": _awk,
     "gawk": _awk,
@@ -569,7 +617,19 @@ EPHEMERAL_COMMANDS: dict[str, Rule] = {
     "netstat": _options(short_deny="c", long_deny=("--continuous",)),
     "ss": _options(short_deny="EKD", long_deny=("--events", "--kill", "--diag"), short_values="fAFN"),
     "systemctl": _subcommand(
-        {sub: _options(short_deny="HM", long_deny=("--host", "--machine")) for sub in ("status", "is-active", "is-enabled", "is-failed", "list-units", "list-unit-files", "show", "list-timers")}
+        {
+            sub: _options(short_deny="HM", long_deny=("--host", "--machine"))
+            for sub in (
+                "status",
+                "is-active",
+                "is-enabled",
+                "is-failed",
+                "list-units",
+                "list-unit-files",
+                "show",
+                "list-timers",
+            )
+        }
     ),
     "docker": _subcommand({"ps": _any, "images": _any}),
     "kubectl": _subcommand({"get": _options(short_deny="w", long_deny=("--watch", "--watch-only"))}),
@@ -623,7 +683,9 @@ def is_ephemeral_call(tool_name: str, tool_input: Mapping[str, Any] | None) -> b
 
     This is the one predicate behind both the expiry of stale results and a coordinator's glance permission.
     """
-    if tool_name != "Bash" or (type(tool_input) is not dict and not isinstance(tool_input, Mapping)):  # dict: skip the ABC check
+    if tool_name != "Bash" or (
+        type(tool_input) is not dict and not isinstance(tool_input, Mapping)
+    ):  # dict: skip the ABC check
         return False
     if tool_input.get("run_in_background"):
         return False  # a background shell keeps running: not a glance

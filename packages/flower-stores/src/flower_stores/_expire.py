@@ -43,7 +43,12 @@ def expire(entries: Sequence[Entry], policy: EphemeralPolicy | None = None) -> R
             continue
         if kind == "assistant":
             for block in content:
-                if type(block) is dict and block.get("type") == "tool_use" and block.get("name") == "Bash" and is_ephemeral_call("Bash", block.get("input")):
+                if (
+                    type(block) is dict
+                    and block.get("type") == "tool_use"
+                    and block.get("name") == "Bash"
+                    and is_ephemeral_call("Bash", block.get("input"))
+                ):
                     commands[block.get("id")] = block["input"]["command"]
             continue
         if entry.get("isCompactSummary") or entry.get("isMeta"):

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 
-from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._report import LoadReport
 from ._engine import rewrite_once
+from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._postgres import PostgresSessionStore
+from ._report import LoadReport
 from ._rewritten import Rewritten
 from ._sqlite import SqliteSessionStore
 from ._url import is_store_url, store_from_url
@@ -172,7 +172,9 @@ class TrimmingSessionStore:
         policy: TrimPolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
     ) -> None:
-        self._setup(path_or_store, workspace, trim_policy=policy or TrimPolicy(), ephemeral=ephemeral, prune_policy=None)
+        self._setup(
+            path_or_store, workspace, trim_policy=policy or TrimPolicy(), ephemeral=ephemeral, prune_policy=None
+        )
 
     def _setup(
         self,
@@ -196,7 +198,9 @@ class TrimmingSessionStore:
                 f"not {type(path_or_store).__name__}"
             )
         if not isinstance(workspace, (str, PathLike)):
-            raise TypeError(f"{name}: workspace must be a path (the agent's working directory), not {type(workspace).__name__}")
+            raise TypeError(
+                f"{name}: workspace must be a path (the agent's working directory), not {type(workspace).__name__}"
+            )
         self.workspace = Path(workspace).expanduser().resolve()
         self.policy = trim_policy
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
@@ -234,7 +238,15 @@ class TrimmingSessionStore:
         return None if entries is None else self._rewrite(entries, True, unique_uuids=True)
 
     def _rewrite(self, entries: Iterable[Any], owned: bool, unique_uuids: bool = False) -> Rewritten:
-        return rewrite_once(entries, self.workspace, self.ephemeral, self.policy, self.prune_policy, owned=owned, unique_uuids=unique_uuids)
+        return rewrite_once(
+            entries,
+            self.workspace,
+            self.ephemeral,
+            self.policy,
+            self.prune_policy,
+            owned=owned,
+            unique_uuids=unique_uuids,
+        )
 
     # --- lifetime -------------------------------------------------------------------------------------
 
@@ -246,7 +258,9 @@ class TrimmingSessionStore:
     def __enter__(self) -> TrimmingSessionStore:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -270,7 +284,9 @@ class PruningSessionStore(TrimmingSessionStore):
         prune: PrunePolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
     ) -> None:
-        self._setup(path_or_store, workspace, trim_policy=policy, ephemeral=ephemeral, prune_policy=prune or PrunePolicy())
+        self._setup(
+            path_or_store, workspace, trim_policy=policy, ephemeral=ephemeral, prune_policy=prune or PrunePolicy()
+        )
 
     @property
     def pruned(self) -> int:

@@ -30,7 +30,9 @@ class TrimPolicy:
     min_chars: int = 2000
     spill_dirname: str = ".flower/spill"
     enabled: bool = True
-    text: str = "[Earlier tool result trimmed: {chars:,} characters saved to {path}; Read that file if you need it again.]"
+    text: str = (
+        "[Earlier tool result trimmed: {chars:,} characters saved to {path}; Read that file if you need it again.]"
+    )
 
     def __post_init__(self) -> None:
         if self.min_chars < 1:
@@ -85,7 +87,9 @@ class PrunePolicy:
     neutralize_interrupts: bool = True
     heal_orphans: bool = True
     keep_denials: int = 1
-    denial_kinds: Collection[str] = frozenset({"permission-rule", "user-rejected"})  # any collection; kept as a frozenset (hashable)
+    denial_kinds: Collection[str] = frozenset(
+        {"permission-rule", "user-rejected"}
+    )  # any collection; kept as a frozenset (hashable)
     interrupt_text: str = "[This tool call was interrupted before it finished; it may have run in part. Check the current state before running it again.]"
     orphan_text: str = "[This tool call was cut off and no result was recorded; it may have run in part. Check the current state and redo it if it is still needed.]"
 

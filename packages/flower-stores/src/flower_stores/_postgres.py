@@ -113,7 +113,9 @@ def _import_driver() -> tuple[Any, Any]:
         import psycopg
         import psycopg_pool
     except ImportError as exc:
-        raise StoreError(f"the PostgreSQL session store needs the psycopg driver ({exc.name} is not installed): {EXTRA_HINT}") from None
+        raise StoreError(
+            f"the PostgreSQL session store needs the psycopg driver ({exc.name} is not installed): {EXTRA_HINT}"
+        ) from None
     return psycopg, psycopg_pool
 
 
@@ -128,7 +130,12 @@ def describe_conninfo(conninfo: str) -> str:
 
         try:
             u = urlsplit(conninfo)
-            parts = {"user": u.username or "", "host": u.hostname or "", "port": str(u.port or ""), "dbname": u.path.lstrip("/")}
+            parts = {
+                "user": u.username or "",
+                "host": u.hostname or "",
+                "port": str(u.port or ""),
+                "dbname": u.path.lstrip("/"),
+            }
         except ValueError:
             return "postgresql://…"
     user = f"{parts['user']}@" if parts.get("user") else ""
@@ -204,7 +211,9 @@ class PostgresSessionStore:
         read_only: bool = False,
     ) -> None:
         if not _IDENTIFIER.fullmatch(schema):
-            raise StoreError(f"schema name {schema!r} is not a plain SQL identifier; use letters, digits and _ (e.g. 'flower')")
+            raise StoreError(
+                f"schema name {schema!r} is not a plain SQL identifier; use letters, digits and _ (e.g. 'flower')"
+            )
         self.url = url
         self.schema = schema
         self.where = describe_conninfo(url)
@@ -291,7 +300,9 @@ class PostgresSessionStore:
 
     def _check_writable(self) -> None:
         if self.read_only:
-            raise StoreError(f"session store {self.where} was opened read-only; open it without read_only=True to write")
+            raise StoreError(
+                f"session store {self.where} was opened read-only; open it without read_only=True to write"
+            )
 
     def _recorded_version(self, conn: psycopg.Connection[Any]) -> int | None:
         errors = self._psycopg.errors
@@ -322,7 +333,8 @@ class PostgresSessionStore:
         """
         if self._closed:
             raise StoreError(f"session store {self.where} is closed; open a new PostgresSessionStore")
-        OperationalError, PoolTimeout = self._psycopg.OperationalError, self._pool_timeout
+        # Exception classes of a driver imported on first use, named as the driver names them.
+        OperationalError, PoolTimeout = self._psycopg.OperationalError, self._pool_timeout  # noqa: N806 - the driver's class names
         for attempt in (1, 2):
             conn: Any = None
             try:
@@ -333,7 +345,9 @@ class PostgresSessionStore:
                     continue  # the pool drops the dead connection; the next one is new
                 raise StoreError(f"the PostgreSQL session store at {self.where} failed: {_first_line(exc)}") from exc
             except PoolTimeout as exc:
-                raise StoreError(f"no connection to the PostgreSQL session store at {self.where} within {self._pool.timeout:.0f}s: is the server up?") from exc
+                raise StoreError(
+                    f"no connection to the PostgreSQL session store at {self.where} within {self._pool.timeout:.0f}s: is the server up?"
+                ) from exc
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -347,7 +361,9 @@ class PostgresSessionStore:
     def __enter__(self) -> PostgresSessionStore:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -415,7 +431,9 @@ class PostgresSessionStore:
                     new = [e for e, uid in zip(kept, uids) if uid is None or uid in stored_now]
                 new = [e for e in new if type(e) is dict]
                 row = summary.fetchone()
-                prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
+                prev: SessionSummaryEntry | None = (
+                    {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
+                )
                 folded = fold_summary(prev, key, new)
                 conn.execute(sql.write_summary, (key["project_key"], key["session_id"], mtime, dumps(folded["data"])))
 
@@ -560,12 +578,16 @@ class _Statements:
         self.has_entry = f"SELECT 1 FROM {s}.entries WHERE store_key = %s AND uid = %s LIMIT 1"
         self.newest = f"SELECT payload FROM {s}.entries WHERE store_key = %s ORDER BY seq DESC LIMIT %s"
         self.keys_in_range = f"SELECT store_key, mtime FROM {s}.meta WHERE store_key >= %s AND store_key < %s"
-        self.keys_in_range_sorted = f"SELECT store_key FROM {s}.meta WHERE store_key >= %s AND store_key < %s ORDER BY store_key"
+        self.keys_in_range_sorted = (
+            f"SELECT store_key FROM {s}.meta WHERE store_key >= %s AND store_key < %s ORDER BY store_key"
+        )
         self.summaries = f"SELECT session_id, mtime, data FROM {s}.summaries WHERE project_key = %s"
         self.delete_meta = f"DELETE FROM {s}.meta WHERE store_key = %s"
         self.delete_entries = f"DELETE FROM {s}.entries WHERE store_key = %s"
         self.delete_tree_meta = f"DELETE FROM {s}.meta WHERE store_key = %s OR (store_key >= %s AND store_key < %s)"
-        self.delete_tree_entries = f"DELETE FROM {s}.entries WHERE store_key = %s OR (store_key >= %s AND store_key < %s)"
+        self.delete_tree_entries = (
+            f"DELETE FROM {s}.entries WHERE store_key = %s OR (store_key >= %s AND store_key < %s)"
+        )
         self.delete_summary = f"DELETE FROM {s}.summaries WHERE project_key = %s AND session_id = %s"
         self.projects = f"SELECT DISTINCT split_part(store_key, '/', 1) FROM {s}.meta ORDER BY 1"
         self.has_key = f"SELECT 1 FROM {s}.meta WHERE store_key = %s"

@@ -43,7 +43,9 @@ def _answers(block: Any, dead: set[str]) -> bool:
     if type(block) is not dict:
         return False
     kind = block.get("type")
-    return (kind == "tool_use" and block.get("id") in dead) or (kind == "tool_result" and block.get("tool_use_id") in dead)
+    return (kind == "tool_use" and block.get("id") in dead) or (
+        kind == "tool_result" and block.get("tool_use_id") in dead
+    )
 
 
 def odd_entries(entries: Sequence[Any]) -> list[str]:
@@ -125,7 +127,11 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
         content = blocks(entry)
         remove = False
         # A synthetic entry never carries a call; if one ever did, removing it would orphan its result.
-        if policy.drop_api_errors and is_api_error(entry) and not any(type(b) is dict and b.get("type") == "tool_use" for b in content):
+        if (
+            policy.drop_api_errors
+            and is_api_error(entry)
+            and not any(type(b) is dict and b.get("type") == "tool_use" for b in content)
+        ):
             api_errors += 1
             remove = True
         current: Any = entry
@@ -142,7 +148,11 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
             out.append(entry)
             continue
         if policy.neutralize_interrupts and content and entry.get("type") == "user":
-            hits = [j for j, b in enumerate(content) if type(b) is dict and b.get("type") == "tool_result" and is_interrupted(entry, b)]
+            hits = [
+                j
+                for j, b in enumerate(content)
+                if type(b) is dict and b.get("type") == "tool_result" and is_interrupted(entry, b)
+            ]
             if hits:
                 new = list(content)
                 for j in hits:
@@ -182,7 +192,9 @@ def prune(entries: Sequence[Entry], policy: PrunePolicy | None = None) -> Rewrit
                     children.setdefault(parent, []).append(i)
             heals = heal_sites(out, orphans_at, lambda uid: children.get(uid, ()))
     inserted = {tail: heal_entry(out[tail], ids, policy.orphan_text) for tail, ids in heals.items()}
-    heal_of = {out[tail].get("uuid"): heal["uuid"] for tail, heal in inserted.items() if isinstance(out[tail].get("uuid"), str)}
+    heal_of = {
+        out[tail].get("uuid"): heal["uuid"] for tail, heal in inserted.items() if isinstance(out[tail].get("uuid"), str)
+    }
 
     # --- pass 3: drop, re-point every link (to the nearest survivor, then past a heal entry), insert heals
     final: list[dict[str, Any]] = []

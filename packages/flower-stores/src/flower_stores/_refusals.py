@@ -28,14 +28,21 @@ __all__ = ["INTERRUPT", "USER_FEEDBACK", "refusal", "result_text"]
 INTERRUPT = "interrupt"  # stopped while it ran, or rejected with "STOP … wait for the user": neutralised
 USER_FEEDBACK = "user-feedback"  # rejected with the user's own instructions: kept as the user wrote them
 
-_REJECTED = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action right now")
+_REJECTED = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+)
 _STOP = "STOP what you are doing"
 _INTERRUPTED = "[Request interrupted by user"
 # Unmarked denials, with the kind the marked harness gives the same situation.
 _DENIED = (
     ("Permission to use ", " has been denied", "permission-rule"),  # a deny rule / can_use_tool refusal
     ("Permission for this action has been denied", "", "permission-rule"),
-    ("Claude requested permissions to ", "but you haven't granted it yet", "user-rejected"),  # headless, not pre-approved
+    (
+        "Claude requested permissions to ",
+        "but you haven't granted it yet",
+        "user-rejected",
+    ),  # headless, not pre-approved
 )
 
 

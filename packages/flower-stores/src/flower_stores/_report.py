@@ -39,7 +39,9 @@ class LoadReport:
         """One line for a status bar, e.g. ``trimmed 12 tool results (kept 20), saved ~48k tokens; …``."""
         parts: list[str] = []
         if self.trimmed:
-            parts.append(f"trimmed {self.trimmed} tool result{_s(self.trimmed)} (kept {self.kept}), saved ~{_tokens(self.chars_saved)} tokens")
+            parts.append(
+                f"trimmed {self.trimmed} tool result{_s(self.trimmed)} (kept {self.kept}), saved ~{_tokens(self.chars_saved)} tokens"
+            )
         if self.expired:
             parts.append(f"expired {self.expired} stale result{_s(self.expired)}")
         if self.pruned:
@@ -63,7 +65,9 @@ def _tokens(chars: int) -> str:
 
 def trim_report(store_or_report: Any) -> str:
     """The one-line summary of a store's last load (``store.last_report``), or of a `LoadReport`."""
-    report = store_or_report if isinstance(store_or_report, LoadReport) else getattr(store_or_report, "last_report", None)
+    report = (
+        store_or_report if isinstance(store_or_report, LoadReport) else getattr(store_or_report, "last_report", None)
+    )
     if not isinstance(report, LoadReport):
         return "nothing trimmed"
     return report.summary()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 __all__ = ["Redirect", "SimpleCommand", "Unsupported", "Word", "split_commands"]
 
 
-class Unsupported(ValueError):
+class Unsupported(ValueError):  # noqa: N818 - a verdict, not an error the user sees
     """The line uses shell syntax whose effect cannot be judged statically."""
 
 
@@ -100,7 +100,9 @@ class _Lexer:
         if nxt == "{":
             end = s.find("}", i + 2)
             body = s[i + 2 : end] if end != -1 else ""
-            simple = body and ((_is_name_start(body[0]) and all(_is_name_char(c) for c in body)) or body in _SPECIAL_PARAMS)
+            simple = body and (
+                (_is_name_start(body[0]) and all(_is_name_char(c) for c in body)) or body in _SPECIAL_PARAMS
+            )
             if end == -1 or not simple:
                 raise Unsupported("parameter expansion with operators")  # ${X:=v} assigns, ${X:-$(cmd)} runs
             self._add(s[i : end + 1], expands=True)

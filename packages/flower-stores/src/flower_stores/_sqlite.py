@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import anyio.to_thread
 from claude_agent_sdk import (
@@ -111,7 +110,9 @@ class SqliteSessionStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory") from exc
+            raise StoreError(
+                f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory"
+            ) from exc
         with self._transaction() as db:
             # executescript() would COMMIT our BEGIN first, so the DDL runs statement by statement.
             for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
@@ -138,12 +139,16 @@ class SqliteSessionStore:
                 # say (BEGIN IMMEDIATE), not lazily at the first INSERT after a read.
                 db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot open session store {self.path}: {exc}; pass a path in a writable directory") from exc
+                raise StoreError(
+                    f"cannot open session store {self.path}: {exc}; pass a path in a writable directory"
+                ) from exc
             try:
                 db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
                 mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
-                    raise StoreError(f"session store {self.path}: SQLite refused WAL mode ({mode}); put it on a local file system")
+                    raise StoreError(
+                        f"session store {self.path}: SQLite refused WAL mode ({mode}); put it on a local file system"
+                    )
                 # NORMAL is durable across process crashes in WAL mode; only a power loss can lose the last
                 # commits, and the CLI's local JSONL is the primary copy anyway.
                 db.execute("PRAGMA synchronous = NORMAL")
@@ -151,7 +156,9 @@ class SqliteSessionStore:
                 db.close()
                 if isinstance(exc, StoreError):
                     raise
-                raise StoreError(f"cannot open session store {self.path}: {exc}; pass the path of a SQLite file (or a new file)") from exc
+                raise StoreError(
+                    f"cannot open session store {self.path}: {exc}; pass the path of a SQLite file (or a new file)"
+                ) from exc
             self._connections.append(db)
             self._local.db = db
             return db
@@ -180,7 +187,9 @@ class SqliteSessionStore:
         if not self.path.is_file():
             raise StoreError(f"no session store at {self.path}")
         try:
-            tables = {row[0] for row in self._connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                row[0] for row in self._connection().execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
         except sqlite3.Error as exc:
             self.close()
             raise StoreError(f"{self.path} is not a readable SQLite database ({exc})") from exc
@@ -219,7 +228,9 @@ class SqliteSessionStore:
     def __enter__(self) -> SqliteSessionStore:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -291,7 +302,10 @@ class SqliteSessionStore:
         for start in range(0, len(pending), _PARAMS_PER_QUERY):
             chunk = pending[start : start + _PARAMS_PER_QUERY]
             marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in db.execute(f"SELECT uid FROM entries WHERE store_key = ? AND uid IN ({marks})", (k, *chunk)))
+            found.update(
+                r[0]
+                for r in db.execute(f"SELECT uid FROM entries WHERE store_key = ? AND uid IN ({marks})", (k, *chunk))
+            )
         return found
 
     @staticmethod
@@ -299,9 +313,12 @@ class SqliteSessionStore:
         # One fold per batch, inside the same transaction as the rows it describes: the read-fold-write is
         # serialised by the write lock, so two processes appending to one session cannot lose an update.
         row = db.execute(
-            "SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?", (key["project_key"], key["session_id"])
+            "SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?",
+            (key["project_key"], key["session_id"]),
         ).fetchone()
-        prev: SessionSummaryEntry | None = {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
+        prev: SessionSummaryEntry | None = (
+            {"session_id": key["session_id"], "mtime": row[0], "data": json.loads(row[1])} if row else None
+        )
         folded = fold_summary(prev, key, new)
         db.execute(
             "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
@@ -324,7 +341,12 @@ class SqliteSessionStore:
         The rows are read at once; the JSON is parsed a slice at a time, so a consumer that looks at each entry
         as it comes (the load-time rewrite does) reads it while it is still in cache.
         """
-        payloads = [r[0] for r in self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),))]
+        payloads = [
+            r[0]
+            for r in self._connection().execute(
+                "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (store_key(key),)
+            )
+        ]
         if not payloads:
             return None
         return parsed(payloads)
@@ -334,7 +356,9 @@ class SqliteSessionStore:
 
     def _list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         low, high = _prefix_range(project_key + "/")
-        rows = self._connection().execute("SELECT store_key, mtime FROM meta WHERE store_key >= ? AND store_key < ?", (low, high))
+        rows = self._connection().execute(
+            "SELECT store_key, mtime FROM meta WHERE store_key >= ? AND store_key < ?", (low, high)
+        )
         out: list[SessionStoreListEntry] = []
         for k, mtime in rows:
             rest = k[len(low) :]
@@ -346,7 +370,9 @@ class SqliteSessionStore:
         return await anyio.to_thread.run_sync(self._list_session_summaries, project_key)
 
     def _list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
-        rows = self._connection().execute("SELECT session_id, mtime, data FROM summaries WHERE project_key = ?", (project_key,))
+        rows = self._connection().execute(
+            "SELECT session_id, mtime, data FROM summaries WHERE project_key = ?", (project_key,)
+        )
         return [{"session_id": sid, "mtime": mtime, "data": json.loads(data)} for sid, mtime, data in rows]
 
     async def delete(self, key: SessionKey) -> None:
@@ -362,21 +388,28 @@ class SqliteSessionStore:
                 low, high = _prefix_range(k + "/")
                 db.execute("DELETE FROM entries WHERE store_key >= ? AND store_key < ?", (low, high))
                 db.execute("DELETE FROM meta WHERE store_key >= ? AND store_key < ?", (low, high))
-                db.execute("DELETE FROM summaries WHERE project_key = ? AND session_id = ?", (key["project_key"], key["session_id"]))
+                db.execute(
+                    "DELETE FROM summaries WHERE project_key = ? AND session_id = ?",
+                    (key["project_key"], key["session_id"]),
+                )
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         return await anyio.to_thread.run_sync(self._list_subkeys, key)
 
     def _list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         low, high = _prefix_range(store_key(key) + "/")
-        rows = self._connection().execute("SELECT store_key FROM meta WHERE store_key >= ? AND store_key < ? ORDER BY store_key", (low, high))
+        rows = self._connection().execute(
+            "SELECT store_key FROM meta WHERE store_key >= ? AND store_key < ? ORDER BY store_key", (low, high)
+        )
         return [k[len(low) :] for (k,) in rows]
 
     # --- flower's synchronous helpers ---------------------------------------------------------------
 
     def projects(self) -> list[str]:
         """Every project key with at least one stored transcript, sorted."""
-        rows = self._connection().execute("SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) FROM meta ORDER BY 1")
+        rows = self._connection().execute(
+            "SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) FROM meta ORDER BY 1"
+        )
         return [r[0] for r in rows if r[0]]
 
     def has_session(self, project_key: str, session_id: str) -> bool:
@@ -391,7 +424,11 @@ class SqliteSessionStore:
         after it streams it, and what was not mirrored when the process ends is lost to a resume.
         """
         k = store_key({"project_key": project_key, "session_id": session_id})
-        row = self._connection().execute("SELECT 1 FROM entries WHERE store_key = ? AND uid = ? LIMIT 1", (k, _uid_key(uuid))).fetchone()
+        row = (
+            self._connection()
+            .execute("SELECT 1 FROM entries WHERE store_key = ? AND uid = ? LIMIT 1", (k, _uid_key(uuid)))
+            .fetchone()
+        )
         return row is not None
 
     def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
@@ -401,5 +438,7 @@ class SqliteSessionStore:
         error entries report zero usage and are passed over).
         """
         k = store_key({"project_key": project_key, "session_id": session_id})
-        rows = self._connection().execute("SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?", (k, max(0, int(scan))))
+        rows = self._connection().execute(
+            "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?", (k, max(0, int(scan)))
+        )
         return context_tokens(r[0] for r in rows)

@@ -43,7 +43,9 @@ def _write_once(path: str, text: str) -> bool:
         return True
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp = os.path.join(
+            os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp"
+        )
         with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -104,7 +106,12 @@ def trim(
     sites: list[tuple[int, int, str]] = []
     min_chars = policy.min_chars
     for i, entry in enumerate(entries):
-        if type(entry) is not dict or entry.get("type") != "user" or entry.get("isCompactSummary") or entry.get("isMeta"):
+        if (
+            type(entry) is not dict
+            or entry.get("type") != "user"
+            or entry.get("isCompactSummary")
+            or entry.get("isMeta")
+        ):
             continue  # tool results live in user entries
         for j, block in enumerate(blocks(entry)):
             if type(block) is dict and block.get("type") == "tool_result" and refusal(entry, block) is None:

@@ -22,7 +22,9 @@ __all__ = ["StoreUrlError", "check_store_url", "describe_store_url", "is_store_u
 
 _SQLITE = "sqlite://"
 _POSTGRES = ("postgresql://", "postgres://")
-_EXAMPLES = "sqlite:///abs/path/sessions.db, sqlite://relative/sessions.db or postgresql://user:password@host:5432/dbname"
+_EXAMPLES = (
+    "sqlite:///abs/path/sessions.db, sqlite://relative/sessions.db or postgresql://user:password@host:5432/dbname"
+)
 
 
 class StoreUrlError(StoreError, ValueError):
@@ -54,7 +56,9 @@ def _check_postgres(url: str) -> None:
     try:
         conninfo_to_dict(url)
     except Exception as exc:  # noqa: BLE001 - libpq's parser: any complaint means the string is malformed
-        raise StoreUrlError(f"store URL {describe_store_url(url)!r} is malformed: {' '.join(str(exc).split())}; e.g. {_EXAMPLES}") from None
+        raise StoreUrlError(
+            f"store URL {describe_store_url(url)!r} is malformed: {' '.join(str(exc).split())}; e.g. {_EXAMPLES}"
+        ) from None
 
 
 def check_store_url(url: str) -> Path | None:

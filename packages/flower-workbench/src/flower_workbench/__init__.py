@@ -1,9 +1,9 @@
 """flower-workbench: a shared on-disk workbench for agents, and the spill guard that keeps big outputs on disk.
 
-    from flower_workbench import Workbench, index_guard, spill_guard
+from flower_workbench import Workbench, index_guard, spill_guard
 
-    wb = Workbench(workspace)
-    hooks = {"PostToolUse": [spill_guard(wb), index_guard(wb)]}
+wb = Workbench(workspace)
+hooks = {"PostToolUse": [spill_guard(wb), index_guard(wb)]}
 """
 
 from ._describe import describe_file

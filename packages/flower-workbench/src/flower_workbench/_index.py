@@ -82,4 +82,3 @@ def render_index(sections: list[tuple[str, list[Entry]]]) -> str:
             lines.append(NOTHING)
         lines.append("")
     return "\n".join(lines)
-

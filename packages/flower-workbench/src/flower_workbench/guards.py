@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from claude_agent_sdk import HookContext, HookMatcher, HookJSONOutput
+from claude_agent_sdk import HookContext, HookJSONOutput, HookMatcher
 
 from ._spill import pointer_text, shrink, stash
 from ._spill_reads import reads_spill

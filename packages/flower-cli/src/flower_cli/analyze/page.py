@@ -149,8 +149,12 @@ def _context_chart(sessions: Sequence[SessionReport]) -> str:
     ticks = sorted({1, axis.count, *(round(1 + (axis.count - 1) * i / 8) for i in range(9))}) if axis.count else []
     for tick in ticks:
         parts.append(f'<text x="{_fmt(axis.x(tick))}" y="{axis.y0 + 16}" text-anchor="middle">{tick}</text>')
-    parts.append(f'<text x="{(axis.x0 + axis.x1) / 2}" y="{CHART_HEIGHT - 10}" text-anchor="middle">main-thread turn (all sessions, in time order)</text>')
-    parts.append(f'<text x="14" y="{(axis.y0 + axis.y1) / 2}" text-anchor="middle" transform="rotate(-90 14 {(axis.y0 + axis.y1) / 2})">context tokens per turn</text>')
+    parts.append(
+        f'<text x="{(axis.x0 + axis.x1) / 2}" y="{CHART_HEIGHT - 10}" text-anchor="middle">main-thread turn (all sessions, in time order)</text>'
+    )
+    parts.append(
+        f'<text x="14" y="{(axis.y0 + axis.y1) / 2}" text-anchor="middle" transform="rotate(-90 14 {(axis.y0 + axis.y1) / 2})">context tokens per turn</text>'
+    )
 
     dots = sum(len(s.main.turns) for s in sessions) <= MAX_DOTS
     ends: dict[str, tuple[float, float]] = {}
@@ -162,7 +166,9 @@ def _context_chart(sessions: Sequence[SessionReport]) -> str:
         if points:
             starts[session.session_id], ends[session.session_id] = points[0], points[-1]
             joined = " ".join(f"{_fmt(x)},{_fmt(y)}" for x, y in points)
-            parts.append(f'<polyline class="context" data-session="{sid}" points="{joined}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            parts.append(
+                f'<polyline class="context" data-session="{sid}" points="{joined}" fill="none" stroke="{colour}" stroke-width="2"/>'
+            )
         if dots:
             for turn, (x, y) in zip(session.main.turns, points, strict=True):
                 parts.append(
@@ -180,14 +186,25 @@ def _context_chart(sessions: Sequence[SessionReport]) -> str:
             stacked[(round(x), at_top)] = slot + 1
             y = axis.y1 + 8 + 15 * slot if at_top else axis.y0 - 6 - 8 * slot
             if at_top and not slot:
-                parts.append(f'<line x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{axis.y1}" y2="{axis.y0}" stroke="{colour}" stroke-dasharray="3 3" stroke-opacity="0.6"/>')
-            title = escape(f"{word} in {session.session_id[:8]} after turn {mark.after_turn}" + (f": {mark.label}" if mark.label else ""))
-            parts.append(f'<g class="mark {mark.kind}" data-session="{escape(session.session_id)}"><title>{title}</title>{_mark_shape(mark.kind, x, y, colour)}</g>')
+                parts.append(
+                    f'<line x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{axis.y1}" y2="{axis.y0}" stroke="{colour}" stroke-dasharray="3 3" stroke-opacity="0.6"/>'
+                )
+            title = escape(
+                f"{word} in {session.session_id[:8]} after turn {mark.after_turn}"
+                + (f": {mark.label}" if mark.label else "")
+            )
+            parts.append(
+                f'<g class="mark {mark.kind}" data-session="{escape(session.session_id)}"><title>{title}</title>{_mark_shape(mark.kind, x, y, colour)}</g>'
+            )
         if session.handoff_to and session.session_id in ends and session.handoff_to in starts:
             (xa, ya), (xb, yb) = ends[session.session_id], starts[session.handoff_to]
-            parts.append(f'<line class="handoff-link" x1="{_fmt(xa)}" y1="{_fmt(ya)}" x2="{_fmt(xb)}" y2="{_fmt(yb)}" stroke="#7048e8" stroke-dasharray="5 4"/>')
+            parts.append(
+                f'<line class="handoff-link" x1="{_fmt(xa)}" y1="{_fmt(ya)}" x2="{_fmt(xb)}" y2="{_fmt(yb)}" stroke="#7048e8" stroke-dasharray="5 4"/>'
+            )
     if not axis.count:
-        parts.append(f'<text x="{(axis.x0 + axis.x1) / 2}" y="{(axis.y0 + axis.y1) / 2}" text-anchor="middle">no main-thread turns recorded</text>')
+        parts.append(
+            f'<text x="{(axis.x0 + axis.x1) / 2}" y="{(axis.y0 + axis.y1) / 2}" text-anchor="middle">no main-thread turns recorded</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -197,8 +214,10 @@ def _legend(sessions: Sequence[SessionReport]) -> str:
     for n, session in enumerate(sessions):
         colour = PALETTE[n % len(PALETTE)]
         steps = ", ".join(session.steps) or "no step"
-        items.append(f'<span><i style="background:{colour}"></i>{escape(session.session_id[:8])} ({escape(steps)})</span>')
-    for kind, (colour, word) in MARK_STYLE.items():
+        items.append(
+            f'<span><i style="background:{colour}"></i>{escape(session.session_id[:8])} ({escape(steps)})</span>'
+        )
+    for colour, word in MARK_STYLE.values():
         items.append(f'<span><i style="background:{colour};height:8px;width:8px"></i>{word}</span>')
     return f'<div class="legend">{"".join(items)}</div>'
 
@@ -208,20 +227,30 @@ def _split_chart(rows: Sequence[tuple[str, str, WorkSplit]]) -> str:
     label_w, bar_w, row_h = 190, 330, 44
     width = label_w + 2 * (bar_w + 40)
     height = 28 + row_h * len(rows)
-    parts = [f'<svg id="split-chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="Main thread against workers">']
+    parts = [
+        f'<svg id="split-chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="Main thread against workers">'
+    ]
     for col, title in enumerate(("tool calls", "characters of work")):
-        parts.append(f'<text x="{label_w + col * (bar_w + 40)}" y="14">{title}: main thread (blue) vs workers (orange)</text>')
+        parts.append(
+            f'<text x="{label_w + col * (bar_w + 40)}" y="14">{title}: main thread (blue) vs workers (orange)</text>'
+        )
     for r, (key, label, split) in enumerate(rows):
         y = 26 + r * row_h
         parts.append(f'<text x="0" y="{y + 14}">{escape(label)}</text>')
         for col, (metric, main, worker) in enumerate(
-            (("tool_calls", split.main_tool_calls, split.worker_tool_calls), ("chars", split.main_chars, split.worker_chars))
+            (
+                ("tool_calls", split.main_tool_calls, split.worker_tool_calls),
+                ("chars", split.main_chars, split.worker_chars),
+            )
         ):
             x = label_w + col * (bar_w + 40)
             total = main + worker
             main_w = bar_w * main / total if total else 0.0
             parts.append(f'<rect x="{x}" y="{y}" width="{bar_w}" height="18" fill="#f1f3f5"/>')
-            for part, value, px, pw, colour in (("main", main, x, main_w, MAIN_COLOUR), ("worker", worker, x + main_w, bar_w - main_w if total else 0.0, WORKER_COLOUR)):
+            for part, value, px, pw, colour in (
+                ("main", main, x, main_w, MAIN_COLOUR),
+                ("worker", worker, x + main_w, bar_w - main_w if total else 0.0, WORKER_COLOUR),
+            ):
                 parts.append(
                     f'<rect class="split {part}" data-session="{escape(key)}" data-metric="{metric}" data-value="{value}"'
                     f' x="{_fmt(px)}" y="{y}" width="{_fmt(pw)}" height="18" fill="{colour}"><title>{part}: {value:,}</title></rect>'
@@ -253,7 +282,9 @@ def render_html(report: RunReport) -> str:
         f"spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} characters kept out, read back {totals['spill_reads']}x) · retries {totals['retries']}, "
         f"resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"
     )
-    split_rows = [(s.session_id, f"{s.session_id[:8]} ({', '.join(s.steps) or 'no step'})", s.split) for s in report.sessions]
+    split_rows = [
+        (s.session_id, f"{s.session_id[:8]} ({', '.join(s.steps) or 'no step'})", s.split) for s in report.sessions
+    ]
     split_rows.append(("total", "whole run", report.split))
     body = [
         f"<header><h1>flower analyze</h1><p>{escape(report.run_dir)}</p><p>{escape(summary)}</p></header>",

@@ -94,7 +94,10 @@ def _fill_from_transcripts(step: StepReport, transcripts: Mapping[str, Transcrip
         if transcript is None:
             continue
         main = thread_stats("main", within(transcript.main, step.started_at, step.ended_at))
-        workers = [thread_stats(sub, within(entries, step.started_at, step.ended_at)) for sub, entries in transcript.workers.items()]
+        workers = [
+            thread_stats(sub, within(entries, step.started_at, step.ended_at))
+            for sub, entries in transcript.workers.items()
+        ]
         mains.append(main)
         split = split + WorkSplit.of(main, workers)
         step.spilled += main.spilled + sum(w.spilled for w in workers)
@@ -156,12 +159,16 @@ def build_report(data: RunData, workspace: Path) -> RunReport:
     if not data.has_db:
         notes.append(f"no sessions.db in {data.run_dir}: step numbers come from manifest.json alone")
     elif missing:
-        notes.append(f"{len(missing)} session(s) named in manifest.json are not in sessions.db: {', '.join(m[:8] for m in missing)}")
+        notes.append(
+            f"{len(missing)} session(s) named in manifest.json are not in sessions.db: {', '.join(m[:8] for m in missing)}"
+        )
     if not data.has_manifest:
         notes.append(f"no manifest.json in {data.run_dir}: sessions without steps, costs or retries")
     unlisted = [s.session_id[:8] for s in sessions if not s.in_manifest]
     if unlisted and data.has_manifest:
-        notes.append(f"{len(unlisted)} session(s) in sessions.db are in no manifest row (a library run, or another workspace's)")
+        notes.append(
+            f"{len(unlisted)} session(s) in sessions.db are in no manifest row (a library run, or another workspace's)"
+        )
 
     # Oldest first: the order the run went through them.
     sessions.sort(key=lambda s: (s.started is None, s.started or 0.0))

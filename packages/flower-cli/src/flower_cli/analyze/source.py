@@ -51,13 +51,19 @@ class RunData:
 def resolve_run_dir(path: Path) -> Path:
     """``path`` itself when it holds a run; its ``runs/`` when ``path`` is a workspace; else an `AnalyzeError`."""
     if not path.exists():
-        raise AnalyzeError(MISSING, f"no run dir at {path}: nothing has run there yet (pass a run dir: `flower analyze PATH`)")
+        raise AnalyzeError(
+            MISSING, f"no run dir at {path}: nothing has run there yet (pass a run dir: `flower analyze PATH`)"
+        )
     if not path.is_dir():
-        raise AnalyzeError(MISSING, f"{path} is not a directory; pass a run dir (the one holding sessions.db and manifest.json)")
+        raise AnalyzeError(
+            MISSING, f"{path} is not a directory; pass a run dir (the one holding sessions.db and manifest.json)"
+        )
     for candidate in (path, path / "runs"):
         if (candidate / "sessions.db").is_file() or (candidate / "manifest.json").is_file():
             return candidate
-    raise AnalyzeError(MISSING, f"{path} holds neither sessions.db nor manifest.json; pass a run dir (`flower analyze PATH`)")
+    raise AnalyzeError(
+        MISSING, f"{path} holds neither sessions.db nor manifest.json; pass a run dir (`flower analyze PATH`)"
+    )
 
 
 def _read_manifest(path: Path) -> list[dict[str, Any]]:
@@ -65,7 +71,10 @@ def _read_manifest(path: Path) -> list[dict[str, Any]]:
     if problem is None and data is not None and not isinstance(data, list):
         problem = "not a JSON list of step rows"
     if problem:
-        raise AnalyzeError(UNREADABLE, f"{path} is {problem}; analyze reads it as it is — restore it or move it away to analyze the sessions alone")
+        raise AnalyzeError(
+            UNREADABLE,
+            f"{path} is {problem}; analyze reads it as it is — restore it or move it away to analyze the sessions alone",
+        )
     return [row for row in data or [] if isinstance(row, dict)]
 
 
@@ -92,6 +101,7 @@ async def _read_store(db: Path) -> list[Transcript]:
 def read_run(run_dir: Path) -> RunData:
     """Everything analyze needs from ``run_dir`` (already resolved), or an `AnalyzeError`."""
     import anyio
+
     from flower_stores import StoreError
 
     db, manifest = run_dir / "sessions.db", run_dir / "manifest.json"
@@ -103,7 +113,11 @@ def read_run(run_dir: Path) -> RunData:
         except StoreError as exc:
             raise AnalyzeError(UNREADABLE, f"{exc}; analyze opens it read-only and changed nothing") from exc
         except sqlite3.Error as exc:
-            raise AnalyzeError(UNREADABLE, f"cannot read {db}: {exc}; analyze opens it read-only and changed nothing") from exc
+            raise AnalyzeError(
+                UNREADABLE, f"cannot read {db}: {exc}; analyze opens it read-only and changed nothing"
+            ) from exc
         except ValueError as exc:  # a payload that is not JSON
-            raise AnalyzeError(UNREADABLE, f"{db} holds an entry that is not JSON ({exc}); analyze changed nothing") from exc
+            raise AnalyzeError(
+                UNREADABLE, f"{db} holds an entry that is not JSON ({exc}); analyze changed nothing"
+            ) from exc
     return RunData(run_dir, rows, transcripts, db.is_file(), manifest.is_file())

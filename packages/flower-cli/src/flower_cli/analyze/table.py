@@ -7,10 +7,33 @@ from collections.abc import Sequence
 
 from .model import RunReport, SessionReport, StepReport
 
-__all__ = ["SESSION_HEADERS", "STEP_HEADERS", "human", "percent", "render_table", "session_cells", "sparkline", "step_cells"]
+__all__ = [
+    "SESSION_HEADERS",
+    "STEP_HEADERS",
+    "human",
+    "percent",
+    "render_table",
+    "session_cells",
+    "sparkline",
+    "step_cells",
+]
 
 _BARS = "▁▂▃▄▅▆▇█"
-STEP_HEADERS = ("step", "ok", "sessions", "main", "workers", "worker %", "peak ctx", "cache hit", "kept out", "retries", "resumes", "handoffs", "cost")
+STEP_HEADERS = (
+    "step",
+    "ok",
+    "sessions",
+    "main",
+    "workers",
+    "worker %",
+    "peak ctx",
+    "cache hit",
+    "kept out",
+    "retries",
+    "resumes",
+    "handoffs",
+    "cost",
+)
 SESSION_HEADERS = (
     "session", "steps", "turns", "context per turn", "first → last", "cache hit", "workers",
     "worker %", "spilled", "trim on resume", "resumes", "errors", "cost", "",
@@ -45,7 +68,9 @@ def _grid(headers: Sequence[str], rows: Sequence[Sequence[str]], right: frozense
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
@@ -89,7 +114,9 @@ def session_cells(session: SessionReport) -> list[str]:
         percent(main.cache_hit_ratio),
         f"{split.workers}: {split.worker_turns}/{split.worker_tool_calls}",
         percent(split.worker_share),
-        f"{session.spilled} ({human(session.spilled_kept_out)}), {session.spill_reads} read" if session.spilled else "-",
+        f"{session.spilled} ({human(session.spilled_kept_out)}), {session.spill_reads} read"
+        if session.spilled
+        else "-",
         f"{moved} ({human(trimmed)})" if moved else "-",
         str(sum(1 for m in main.marks if m.kind == "resume")),
         str(main.api_errors),

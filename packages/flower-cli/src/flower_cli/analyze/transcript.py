@@ -131,7 +131,9 @@ class _Reader:
             stats.turns[at] = self._turn(old.index, key, entry, usage, old.tool_calls + calls, old.timestamp)
 
     @staticmethod
-    def _turn(index: int, key: str, entry: Mapping[str, Any], usage: Mapping[str, Any], calls: int, stamp: float | None = None) -> Turn:
+    def _turn(
+        index: int, key: str, entry: Mapping[str, Any], usage: Mapping[str, Any], calls: int, stamp: float | None = None
+    ) -> Turn:
         return Turn(
             index=index,
             message_id=key,

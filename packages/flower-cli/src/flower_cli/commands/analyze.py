@@ -23,11 +23,16 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) ->
     if opts.store:
         # analyze reads a run dir's own files; a PostgreSQL store is not read yet, and saying so beats a report
         # that silently describes another store.
-        sys.stderr.write(f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is not used by analyze\n")
+        sys.stderr.write(
+            f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is not used by analyze\n"
+        )
     if html is not None:
         html = html.expanduser().resolve()
         if not html.parent.is_dir():
-            raise Exit(ExitCode.USAGE, f"cannot write {html}: {html.parent} is not a directory (create it, or pick another path for --html)")
+            raise Exit(
+                ExitCode.USAGE,
+                f"cannot write {html}: {html.parent} is not a directory (create it, or pick another path for --html)",
+            )
         if html.is_dir():
             raise Exit(ExitCode.USAGE, f"--html {html} is a directory; give a file name such as {html / 'run.html'}")
     try:

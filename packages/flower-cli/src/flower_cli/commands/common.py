@@ -65,7 +65,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
         raise
     except KeyboardInterrupt:
         runtime.rescue(reason=Runtime.INTERRUPTED)
-        raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}")
+        raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}") from None
     except Exit:
         raise
     except Exception as exc:
@@ -91,7 +91,9 @@ def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
 
     if no_handoff:
         if window is not None:
-            raise Exit(ExitCode.USAGE, "--window sets when a session hands off; it means nothing with --no-handoff (drop one).")
+            raise Exit(
+                ExitCode.USAGE, "--window sets when a session hands off; it means nothing with --no-handoff (drop one)."
+            )
         return HandoffPolicy(enabled=False)
     if window is None:
         return HandoffPolicy()  # the window comes from FLOWER_WINDOW, the calibration file or the model name
@@ -179,7 +181,9 @@ def write_stdout(text: str) -> None:
     STDOUT.flush()
 
 
-def finish(opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any) -> None:
+def finish(
+    opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any
+) -> None:
     """How ``once`` and ``run`` end, the same way: notes, the answer, the closing line.
 
     The answer (the final step's final text) goes to stdout — or, with ``--json``, a last ``done`` event
@@ -191,8 +195,17 @@ def finish(opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, ans
     ok = answer is not None and answer.ok and not done.get("failed_at")
     text = answer.text if answer is not None else ""
     if opts.json:
-        sink.emit({"kind": "done", "ok": ok, "text": text, "error": answer.error if answer else None,
-                   "session_id": answer.session_id if answer else None, "cost_usd": runtime.total_cost(), **done})
+        sink.emit(
+            {
+                "kind": "done",
+                "ok": ok,
+                "text": text,
+                "error": answer.error if answer else None,
+                "session_id": answer.session_id if answer else None,
+                "cost_usd": runtime.total_cost(),
+                **done,
+            }
+        )
     elif ok and text:
         write_stdout(text.rstrip("\n") + "\n")
     view.closing(runtime.total_cost(), str(runtime.manifest_path))
@@ -218,7 +231,10 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
         # Caught here, before the run: the harness reports a bad address as a transient "Invalid URL", so
         # the run would retry and wait for a network that is not the problem.
         where = flower_env.source_of("ANTHROPIC_BASE_URL") or "the environment"
-        raise Exit(ExitCode.CONFIG, f"ANTHROPIC_BASE_URL (from {where}) {wrong}: fix that line, or run `flower setup` to reconfigure.")
+        raise Exit(
+            ExitCode.CONFIG,
+            f"ANTHROPIC_BASE_URL (from {where}) {wrong}: fix that line, or run `flower setup` to reconfigure.",
+        )
     problem = flower_env.check_credentials()
     if problem:
         if not interactive():
@@ -236,7 +252,10 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
         if verdict.verdict in ("ok",):
             return
         if verdict.verdict == "net":
-            view.line(f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)", "dim")
+            view.line(
+                f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)",
+                "dim",
+            )
             return
         what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
         view.line(f"! {what}: {verdict.detail[:160]}", "red")
@@ -287,4 +306,7 @@ def _looks_like_full_disk(error: str) -> bool:
 
 def _looks_like_credentials(error: str) -> bool:
     lowered = error.lower()
-    return any(w in lowered for w in ("authentication", "api key", "unauthorized", "401", "403", "permission_error", "x-api-key"))
+    return any(
+        w in lowered
+        for w in ("authentication", "api key", "unauthorized", "401", "403", "permission_error", "x-api-key")
+    )

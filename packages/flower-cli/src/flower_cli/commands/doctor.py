@@ -16,6 +16,7 @@ __all__ = ["run_doctor"]
 
 def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     import anyio
+
     import flower_env
     import flower_resilience
 
@@ -69,7 +70,9 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
         problems.append(store_problem)
 
     if problems:
-        worst = next((c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)))
+        worst = next(
+            c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)
+        )
         raise Exit(worst, "doctor found problems: " + "; ".join(p[1] for p in problems))
     view.line("all good", "green")
 
@@ -80,6 +83,8 @@ def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> None:
 
     window = resolve_window(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
     policy = HandoffPolicy(window=window.tokens)
-    view.line(f"  {window.tokens:,} tokens ({window.source}); a session hands off at {policy.at:,}, warned from {policy.warn_at:,}")
+    view.line(
+        f"  {window.tokens:,} tokens ({window.source}); a session hands off at {policy.at:,}, warned from {policy.warn_at:,}"
+    )
     if window.note:
         view.line(f"  ! {window.note}", "yellow", wrap=True)

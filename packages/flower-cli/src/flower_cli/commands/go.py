@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, handoff_policy, interactive, make_view, open_runtime, rescued, show_settings
+from .common import (
+    ensure_credentials,
+    exit_code_for,
+    finish,
+    handoff_policy,
+    interactive,
+    make_view,
+    open_runtime,
+    rescued,
+    show_settings,
+)
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -46,21 +56,34 @@ def _check(opts: GoOptions) -> None:
     if opts.rounds is not None and opts.rounds < 1:
         raise Exit(ExitCode.USAGE, f"--rounds must be at least 1 (rounds in all, each judged), not {opts.rounds}")
     if opts.asks is not None and opts.asks < 0:
-        raise Exit(ExitCode.USAGE, f"--asks must be 0 (no questions) or more, not {opts.asks}; leave it out for no limit")
+        raise Exit(
+            ExitCode.USAGE, f"--asks must be 0 (no questions) or more, not {opts.asks}; leave it out for no limit"
+        )
     if opts.timeout is not None and (math.isnan(opts.timeout) or opts.timeout < 0):
-        raise Exit(ExitCode.USAGE, f"--timeout must be 0 (decide at once), a number of seconds, or inf (wait forever), not {opts.timeout}")
+        raise Exit(
+            ExitCode.USAGE,
+            f"--timeout must be 0 (decide at once), a number of seconds, or inf (wait forever), not {opts.timeout}",
+        )
 
 
 def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
     """Options given that do nothing on this path: each is said, none silently ignored."""
     notes: list[str] = []
     if g.workbench:
-        notes.append("-W does not apply to go: go always keeps its workbench in <workspace>/.flower (beside it with --isolate)")
+        notes.append(
+            "-W does not apply to go: go always keeps its workbench in <workspace>/.flower (beside it with --isolate)"
+        )
     if g.trim:
         notes.append("-T does not apply to go: trimming is already on for go (--no-trim turns it off)")
     if opts.clarify_only:
-        for given, name in ((opts.rounds is not None, "--rounds"), (opts.no_goal, "--no-goal"), (opts.judge_can_run, "--judge-can-run"),
-                            (opts.isolate, "--isolate"), (opts.window is not None, "--window"), (opts.no_handoff, "--no-handoff")):
+        for given, name in (
+            (opts.rounds is not None, "--rounds"),
+            (opts.no_goal, "--no-goal"),
+            (opts.judge_can_run, "--judge-can-run"),
+            (opts.isolate, "--isolate"),
+            (opts.window is not None, "--window"),
+            (opts.no_handoff, "--no-handoff"),
+        ):
             if given:
                 notes.append(f"{name} does not apply with --clarify-only: only the brief is written")
     elif opts.no_goal:
@@ -74,7 +97,10 @@ def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
 def _read_ask(view: Renderer, waking: bool) -> str:
     """The startup prompt on a terminal (on stderr, so stdout keeps only the answer)."""
     if waking:
-        view.line("Pick up where it stopped? Enter = carry on; or say something new; /new = start something else (Ctrl-C quits)", "bold")
+        view.line(
+            "Pick up where it stopped? Enter = carry on; or say something new; /new = start something else (Ctrl-C quits)",
+            "bold",
+        )
     else:
         view.line("What should be built? One sentence is enough; Enter starts (Ctrl-C quits)", "bold")
     sys.stderr.write("> ")
@@ -131,9 +157,16 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
             ask = _read_ask(view, waking)
     clarifying_again = not waking and CLARIFY in state.steps  # killed while clarifying: it resumes
     if not ask and not waking and not clarifying_again:
-        raise Exit(ExitCode.USAGE, 'say what to build, e.g. flower "a CLI that converts CSV to JSON" (or run `flower` in a terminal and type it)')
+        raise Exit(
+            ExitCode.USAGE,
+            'say what to build, e.g. flower "a CLI that converts CSV to JSON" (or run `flower` in a terminal and type it)',
+        )
     if opts.clarify_only and waking:
-        view.line(f"  ! --clarify-only: the brief is already confirmed in {state.brief}; nothing to clarify (add --new to start over)", "yellow", wrap=True)
+        view.line(
+            f"  ! --clarify-only: the brief is already confirmed in {state.brief}; nothing to clarify (add --new to start over)",
+            "yellow",
+            wrap=True,
+        )
         return
     if state.note and g.verbose:
         view.line(f"  ({state.note})", "dim")
@@ -178,7 +211,9 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
 
     from ..go_driver import GoDriver
 
-    driver = GoDriver(runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes)
+    driver = GoDriver(
+        runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
+    )
     with rescued(runtime, recorded="the step is"):
         import anyio
 
@@ -208,7 +243,7 @@ def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ct
 
     results: dict[str, StepResult] = ctx.get("_results") or {}
     failed = ctx.get("_failed_at")
-    ran = [name for name in results]
+    ran = list(results)
     answer = results.get(failed) if failed else (results.get(ran[-1]) if ran else None)
     aborted = ctx.get("_aborted")
     if failed and not aborted and answer is not None and answer.ok and failed == WORK:
@@ -218,12 +253,20 @@ def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ct
     finish(g, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
     if not failed:
         if ctx.get("_accepted"):
-            view.line(f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})", "yellow", wrap=True)
+            view.line(
+                f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})",
+                "yellow",
+                wrap=True,
+            )
         return
     judged: StepResult | None = ctx.get("_judge_failed")
     culprit = judged if judged is not None else answer
     code = exit_code_for(culprit) if culprit is not None and not culprit.ok else ExitCode.NOT_DONE
     reason = aborted or (answer.error if answer is not None else None) or "no result"
     if "look at" not in reason:
-        reason += f"; look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"; see {runtime.manifest_path}"
+        reason += (
+            f"; look at {paths.goal} and {runtime.manifest_path}"
+            if failed == WORK
+            else f"; see {runtime.manifest_path}"
+        )
     raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, handoff_policy, make_view, open_runtime, rescued, show_settings
+from .common import (
+    ensure_credentials,
+    exit_code_for,
+    finish,
+    handoff_policy,
+    make_view,
+    open_runtime,
+    rescued,
+    show_settings,
+)
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -44,7 +53,9 @@ def run_once(
     from .store import store_label
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
-    spec = AgentSpec("ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget)
+    spec = AgentSpec(
+        "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
+    )
     runtime = open_runtime(opts, handoff=handoff)
     with rescued(runtime, recorded="the step is"):
         if resume and not runtime.has_session(resume):
@@ -53,7 +64,9 @@ def run_once(
                 f"no session {resume} for workspace {runtime.workspace} in {store_label(opts)}; "
                 "`flower sessions` lists the ones there are.",
             )
-        result = anyio.run(lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink))
+        result = anyio.run(
+            lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
+        )
         finish(opts, view, sink, runtime, result)
         code = exit_code_for(result)
         if code != ExitCode.DONE:

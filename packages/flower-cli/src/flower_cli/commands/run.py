@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit, ExitCode
-from .common import ensure_credentials, exit_code_for, finish, handoff_policy, make_view, open_runtime, rescued, show_settings
+from .common import (
+    ensure_credentials,
+    exit_code_for,
+    finish,
+    handoff_policy,
+    make_view,
+    open_runtime,
+    rescued,
+    show_settings,
+)
 
 if TYPE_CHECKING:
     from ..global_options import GlobalOptions
@@ -26,7 +35,10 @@ def load_target(target: str) -> Any:
     if path_part.endswith(".py"):
         file = Path(path_part).expanduser()
         if not file.is_file():
-            raise Exit(ExitCode.USAGE, f"no file {file} (current directory {Path.cwd()}); to import by module name, drop the .py")
+            raise Exit(
+                ExitCode.USAGE,
+                f"no file {file} (current directory {Path.cwd()}); to import by module name, drop the .py",
+            )
         file = file.resolve()
         name = f"flower_run_{file.stem}"
         spec = importlib.util.spec_from_file_location(name, file)
@@ -37,14 +49,14 @@ def load_target(target: str) -> Any:
         sys.path.insert(0, str(file.parent))  # so the file can import its neighbours
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - the user's file: report it in one line
+        except Exception as exc:
             raise Exit(ExitCode.USAGE, f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
     else:
         try:
             module = importlib.import_module(path_part)
         except ModuleNotFoundError as exc:
             raise Exit(ExitCode.USAGE, f"cannot import {path_part!r}: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Exit(ExitCode.USAGE, f"importing {path_part!r} failed: {type(exc).__name__}: {exc}") from exc
     if not hasattr(module, attr):
         raise Exit(ExitCode.USAGE, f"{path_part!r} has no {attr!r}")
@@ -64,7 +76,9 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
         if isinstance(made, Workflow):
             return made
         raise Exit(ExitCode.USAGE, f"{target}() returned {type(made).__name__}, not a flower_cli.Workflow")
-    raise Exit(ExitCode.USAGE, f"{target} is a {type(obj).__name__}, not a flower_cli.Workflow or a function returning one")
+    raise Exit(
+        ExitCode.USAGE, f"{target} is a {type(obj).__name__}, not a flower_cli.Workflow or a function returning one"
+    )
 
 
 def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:

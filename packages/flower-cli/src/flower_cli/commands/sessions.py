@@ -88,7 +88,11 @@ def _line(entry: dict[str, Any]) -> str | None:
             parts.append(f"[{block.get('name')}] {str(block.get('input', ''))[:120]}")
         elif block.get("type") == "tool_result":
             body = block.get("content")
-            text = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body or [] if isinstance(b, dict))
+            text = (
+                body
+                if isinstance(body, str)
+                else " ".join(b.get("text", "") for b in body or [] if isinstance(b, dict))
+            )
             parts.append(f"-> {text[:120]}")
     text = " ".join(" ".join(parts).split())
     return f"{kind:9} {text[:200]}" if text else None
@@ -130,7 +134,7 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
                 name = subpath.rsplit("/", 1)[-1]
                 if subpath.startswith("subagents/") and name.startswith("agent-"):
                     loaded = anyio.run(store.load, {**key, "subpath": subpath})
-                    workers[name[len("agent-"):]] = list(loaded or [])
+                    workers[name[len("agent-") :]] = list(loaded or [])
     except Exception as exc:
         raise _explained(exc, opts) from exc
     finally:

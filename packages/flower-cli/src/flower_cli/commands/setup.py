@@ -84,7 +84,10 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
         raise Exit(ExitCode.USAGE, "--base-url and --model are stored together with a credential; add --token.")
     else:
         if not interactive():
-            raise Exit(ExitCode.USAGE, "no terminal to ask on; pass the values: flower setup --token TOKEN [--base-url URL] [--model NAME]")
+            raise Exit(
+                ExitCode.USAGE,
+                "no terminal to ask on; pass the values: flower setup --token TOKEN [--base-url URL] [--model NAME]",
+            )
         reason = "Reconfiguring." if flower_env.check_credentials() is None else "No credentials configured yet."
         if not interactive_setup(view, reason=reason):
             raise Exit(ExitCode.CONFIG, "nothing was saved.")
@@ -96,4 +99,7 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
         elif verdict.verdict == "net":
             view.line(f"  (could not reach the endpoint to check: {verdict.detail[:80]})", "dim")
         else:
-            raise Exit(ExitCode.CONFIG, f"saved, but the check failed ({verdict.verdict}): {verdict.detail[:160]}; run `flower setup` again.")
+            raise Exit(
+                ExitCode.CONFIG,
+                f"saved, but the check failed ({verdict.verdict}): {verdict.detail[:160]}; run `flower setup` again.",
+            )
