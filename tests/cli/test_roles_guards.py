@@ -44,8 +44,8 @@ from flower_cli import (
     oracle,
     worker,
 )
+from flower_cli.isolation import is_isolated, isolation_problem
 from flower_cli.render import Renderer
-from flower_cli.roles import is_isolated, isolation_problem
 
 
 class TinyChannel:

@@ -93,8 +93,8 @@ _HOMES = {
     "Handoff": "handoff",
     "HandoffPolicy": "handoff",
     "HumanChannel": "human",
-    "IsolatedAgentDefinition": "roles",
-    "IsolationError": "roles",
+    "IsolatedAgentDefinition": "isolation",
+    "IsolationError": "isolation",
     "JUDGE_RULES": "rules",
     "Lineage": "lineage",
     "Manifest": "manifest",
@@ -158,11 +158,12 @@ if TYPE_CHECKING:
     )
     from .handoff import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
     from .human import HumanChannel
+    from .isolation import IsolatedAgentDefinition, IsolationError
     from .lineage import Lineage
     from .manifest import Manifest
     from .options import PLUGIN_DIR, build_options
     from .result import StepResult
-    from .roles import IsolatedAgentDefinition, IsolationError, clarify, coordinator, judge, oracle, worker
+    from .roles import clarify, coordinator, judge, oracle, worker
     from .routing import route_eof, route_json, route_line
     from .rules import (
         BRIEF_SECTIONS,

@@ -9,10 +9,7 @@ roles, and `isolate_guard` when a worker is isolated. The rule texts live in `fl
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # This module is imported only by code that builds roles or runs workflows, never on `flower --help`'s path,
@@ -20,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from claude_agent_sdk import AgentDefinition, EffortLevel, PermissionMode
 
 from .guards import main_thread_guard, merge_hooks
+from .isolation import IsolatedAgentDefinition
 from .rules import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES, WORKER_RULES
 from .spec import AgentSpec, CompactPolicy
 
@@ -29,13 +27,8 @@ if TYPE_CHECKING:
 __all__ = [
     "COORDINATOR_TOOLS",
     "WORKER_TOOLS",
-    "IsolatedAgentDefinition",
-    "IsolationError",
     "clarify",
     "coordinator",
-    "is_isolated",
-    "isolated_workers",
-    "isolation_problem",
     "judge",
     "oracle",
     "worker",
@@ -47,53 +40,6 @@ WORKER_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "We
 COORDINATOR_TOOLS = ("Agent", "SendMessage", "ListAgents", "TaskStop", "TodoWrite")
 _READ_TOOLS = ("Read", "Glob", "Grep")
 _WEB_TOOLS = ("WebFetch", "WebSearch")
-
-
-class IsolationError(ValueError):
-    """An isolated worker needs a git workspace (each gets its own worktree); this one is not one."""
-
-
-@dataclass
-class IsolatedAgentDefinition(AgentDefinition):
-    """An ``AgentDefinition`` whose every dispatch gets its own git worktree (see `worker`'s ``isolate``).
-
-    Isolation is the type, not a hidden attribute: ``dataclasses.replace`` keeps the class (the original's
-    marker was lost by replace), and the SDK sends only the base fields to the harness.
-    """
-
-
-def is_isolated(definition: object) -> bool:
-    """Does this worker get its own git worktree on every dispatch?"""
-    return isinstance(definition, IsolatedAgentDefinition)
-
-
-def isolated_workers(agents: Mapping[str, Any] | None) -> list[str]:
-    """The names of the isolated workers among ``agents``."""
-    return [name for name, definition in (agents or {}).items() if is_isolated(definition)]
-
-
-def isolation_problem(spec: AgentSpec, workspace: Path | str) -> str | None:
-    """Why ``spec``'s isolated workers cannot run in ``workspace`` (not a git repository, no commit yet), or None."""
-    names = isolated_workers(spec.agents)
-    if not names:
-        return None
-    ws = Path(workspace)
-    who = ", ".join(repr(n) for n in names)
-
-    def git(*args: str) -> bool:
-        try:
-            return subprocess.run(["git", "-C", str(ws), *args], capture_output=True, timeout=30).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            return False
-
-    if not git("rev-parse", "--is-inside-work-tree"):
-        return (
-            f"worker {who} is isolated (each dispatch gets its own git worktree) but {ws} is not a git "
-            "repository; run `git init` and commit once there, or drop isolate=True"
-        )
-    if not git("rev-parse", "--verify", "--quiet", "HEAD"):
-        return f"worker {who} is isolated (each dispatch gets its own git worktree) but {ws} has no commit yet; commit once first"
-    return None
 
 
 def worker(

@@ -287,7 +287,7 @@ class Runtime:
             if wall is not None:
                 pre.append(wall)
         if spec.agents:
-            from .roles import isolated_workers
+            from .isolation import isolated_workers
 
             isolation = isolate_guard(isolated_workers(spec.agents))
             if isolation is not None:
@@ -362,7 +362,7 @@ class Runtime:
         import flower_resilience
 
         if spec.agents:
-            from .roles import IsolationError, isolation_problem
+            from .isolation import IsolationError, isolation_problem
 
             problem = isolation_problem(spec, self.workspace)
             if problem:

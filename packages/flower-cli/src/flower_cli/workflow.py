@@ -196,7 +196,7 @@ class Workflow:
         Raises `WorkflowError` for a mistake in the workflow, naming the step (before anything runs when it
         can be seen up front, e.g. an isolated worker in a workspace that is not a git repository).
         """
-        from .roles import isolation_problem
+        from .isolation import isolation_problem
 
         for step in self.steps:
             problem = isolation_problem(step.spec, runtime.workspace)

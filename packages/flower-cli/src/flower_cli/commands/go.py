@@ -127,7 +127,8 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     from ..lineage import Lineage
 
     if opts.isolate:
-        from ..roles import isolation_problem, worker
+        from ..isolation import isolation_problem
+        from ..roles import worker
         from ..spec import AgentSpec
 
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
