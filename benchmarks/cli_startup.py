@@ -45,7 +45,7 @@ class _SlowIndex(BaseHTTPRequestHandler):
 # The check is off in a source checkout (which is what this repository's dev env is), so the benchmark runs
 # the console entry with that one detection answered "installed"; everything else is the real path.
 _AS_INSTALLED = (
-    "import sys, flower_cli.update_notice as u; u.installed_from_source = lambda *a: False; "
+    "import sys, flower_cli.cli._update_notice as u; u.installed_from_source = lambda *a: False; "
     "from flower_cli.__main__ import main; main()"
 )
 
@@ -102,7 +102,7 @@ def update_check_overhead(rounds: int = 15) -> None:
 
 def _begin_cost(rounds: int = 200) -> tuple[float, float]:
     """What the check costs before the command runs, in process: a state read, and a thread start when due."""
-    from flower_cli.update_notice import UpdateCheck
+    from flower_cli.cli._update_notice import UpdateCheck
 
     with tempfile.TemporaryDirectory() as tmp:
         env = {"XDG_CONFIG_HOME": tmp, "FLOWER_UPDATE_URL": "http://127.0.0.1:9/unused"}

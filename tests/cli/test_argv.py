@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower_cli.argv import rewrite_argv
+from flower_cli.cli._argv import rewrite_argv
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import pytest
 
 import flower_cli
 from flower_cli import ORACLE_RULES, AsideAnswer, Event, answer_aside, aside_context, build_options, progress_line
-from flower_cli.aside import ASIDE_RULES, ASIDE_TOOLS, aside_prompt, aside_spec
-from flower_cli.options import disallowed_tools
+from flower_cli.go._aside import ASIDE_RULES, ASIDE_TOOLS, aside_prompt, aside_spec
+from flower_cli.runtime._options import disallowed_tools
 
 HANDS_ON = ("Write", "Edit", "NotebookEdit", "Bash", "Agent", "Task", "WebFetch", "WebSearch")
 

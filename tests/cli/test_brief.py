@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Brief
-from flower_cli.brief import FORMAT, RUNNING_LABEL, WAKE_LABEL
+from flower_cli.go._brief import FORMAT, RUNNING_LABEL, WAKE_LABEL
 
 # What the original's clarifier typically answered (its own format: "## 目标" … "## 未知与假设").
 CHINESE_BRIEF = """好的,需求已经问清楚了,确认书如下。

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import typer
 
-from flower_cli.app import app
-from flower_cli.commands.common import base_url_problem, exit_code_for
-from flower_cli.exits import ExitCode
-from flower_cli.failures import describe_os_error, describe_store_error, explain, usage_error_type
-from flower_cli.result import StepResult
+from flower_cli._shared.exits import ExitCode
+from flower_cli.cli._app import app
+from flower_cli.cli.commands.common import base_url_problem, exit_code_for
+from flower_cli.runtime._failures import describe_os_error, describe_store_error, explain, usage_error_type
+from flower_cli.runtime._result import StepResult
 
 
 def test_the_usage_error_class_is_the_one_the_installed_typer_raises() -> None:

@@ -12,12 +12,12 @@ import anyio
 import pytest
 
 from flower_cli import Brief, Event, Goal, HumanChannel, StepResult
-from flower_cli.commands.go import GoOptions, _check, _not_applying
-from flower_cli.exits import Exit, ExitCode
-from flower_cli.global_options import GlobalOptions
-from flower_cli.go_driver import CtrlC, GoDriver, Line, split_input
-from flower_cli.go_flow import GoSettings, build_go_flow, go_workbench
-from flower_cli.render import Renderer
+from flower_cli._shared.exits import Exit, ExitCode
+from flower_cli.cli._global_options import GlobalOptions
+from flower_cli.cli.commands.go import GoOptions, _check, _not_applying
+from flower_cli.go._driver import CtrlC, GoDriver, Line, split_input
+from flower_cli.go._flow import GoSettings, build_go_flow, go_workbench
+from flower_cli.view._render import Renderer
 
 BRIEF = "## Goal\nA greeter.\n## Acceptance criteria\n- hello.txt\n## Boundaries\n- no web\n## Unknowns and assumptions\n- English"
 GOAL = "## Goal\nhello.txt greets.\n## Checks\n- hello.txt exists"
@@ -129,7 +129,7 @@ def test_unreachable_and_nobody_answers_aborts_with_the_reason(tmp_path: Path) -
 )
 def test_unreachable_answers(tmp_path: Path, reply: str, achieved: bool, fed_back: str | None) -> None:
     def person(channel: HumanChannel) -> None:
-        from flower_cli.routing import Answer, route_line
+        from flower_cli.go._routing import Answer, route_line
 
         route = route_line(reply, channel.pending())
         assert isinstance(route, Answer)
@@ -153,7 +153,7 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
     replies = iter(["2", "hello.txt may be in French"])
 
     def person(channel: HumanChannel) -> None:
-        from flower_cli.routing import Answer, route_line
+        from flower_cli.go._routing import Answer, route_line
 
         route = route_line(next(replies), channel.pending())
         assert isinstance(route, Answer)

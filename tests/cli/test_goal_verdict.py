@@ -7,10 +7,16 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Goal, Verdict
-from flower_cli.goal import FORMAT as GOAL_FORMAT
-from flower_cli.goal import is_unverifiable
-from flower_cli.verdict import FORMAT as VERDICT_FORMAT
-from flower_cli.verdict import NO_CLEAR_VERDICT, UNREACHABLE_OPTIONS, classify, unreachable_choice, unreachable_question
+from flower_cli.go._goal import FORMAT as GOAL_FORMAT
+from flower_cli.go._goal import is_unverifiable
+from flower_cli.go._verdict import FORMAT as VERDICT_FORMAT
+from flower_cli.go._verdict import (
+    NO_CLEAR_VERDICT,
+    UNREACHABLE_OPTIONS,
+    classify,
+    unreachable_choice,
+    unreachable_question,
+)
 
 CHINESE_GOAL = """目标设定如下。
 

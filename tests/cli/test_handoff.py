@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
-from flower_cli.handoff import (
+from flower_cli.runtime._handoff import (
     HANDOFF_PROMPT,
     OVERFLOW_WHY,
     calibration_path,

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from flower_cli import Brief, Event, HumanChannel
-from flower_cli.human import DECLINED_TEXT, INVALID_TEXT, OVER_BUDGET_TEXT, TIMEOUT_TEXT
+from flower_cli.go._human import DECLINED_TEXT, INVALID_TEXT, OVER_BUDGET_TEXT, TIMEOUT_TEXT
 
 
 def _states(events: list[Event], kind: str = "question") -> list[tuple[str, str]]:

@@ -44,8 +44,8 @@ from flower_cli import (
     oracle,
     worker,
 )
-from flower_cli.isolation import is_isolated, isolation_problem
-from flower_cli.render import Renderer
+from flower_cli.runtime._isolation import is_isolated, isolation_problem
+from flower_cli.view._render import Renderer
 
 
 class TinyChannel:
@@ -273,7 +273,7 @@ def test_workers_tag_each_event_with_its_worker_and_track_liveness() -> None:
 
 
 def test_the_answer_is_the_final_turns_text() -> None:
-    from flower_cli.runtime import _Answer
+    from flower_cli.runtime._runtime import _Answer
 
     answer = _Answer()
     answer.add("Dispatched both.")

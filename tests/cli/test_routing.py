@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from flower_cli.human import Ask
-from flower_cli.routing import (
+from flower_cli.go._human import Ask
+from flower_cli.go._routing import (
     Answer,
     Aside,
     Decline,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from flower_cli import __version__
-from flower_cli.update_notice import (
+from flower_cli.cli._update_notice import (
     INTERVAL_S,
     UpdateCheck,
     installed_from_source,
@@ -201,7 +201,7 @@ def test_a_command_over_before_the_delay_never_asks(tmp_path: Path, index: Index
 
 
 _AS_INSTALLED = (
-    "import flower_cli.update_notice as u; u.installed_from_source = lambda *a: False; "
+    "import flower_cli.cli._update_notice as u; u.installed_from_source = lambda *a: False; "
     "from flower_cli.__main__ import main; main()"
 )
 

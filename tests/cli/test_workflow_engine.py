@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from flower_cli import AgentSpec, Event, Step, StepAbort, StepResult, Workflow, WorkflowError, coordinator, worker
-from flower_cli.lineage import Lineage
+from flower_cli.runtime._lineage import Lineage
 
 SPEC = AgentSpec("w", "work")
 JUDGE = AgentSpec("judge", "judge")

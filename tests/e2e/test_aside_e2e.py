@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from flower_cli import AgentSpec, AsideAnswer, Event, Runtime, StepResult, answer_aside, aside_context
-from flower_cli.aside import ASIDE_RULES, ASIDE_TOOLS
+from flower_cli.go._aside import ASIDE_RULES, ASIDE_TOOLS
 from harness import (
     After,
     RecordedRequest,

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, Brief, Goal
-from flower_cli.aside import ASIDE_RULES
-from flower_cli.human import DECLINED_TEXT, TIMEOUT_TEXT
+from flower_cli.go._aside import ASIDE_RULES
+from flower_cli.go._human import DECLINED_TEXT, TIMEOUT_TEXT
 from harness import (
     After,
     Hang,

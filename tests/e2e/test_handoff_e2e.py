@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from flower_cli import AgentSpec, Event, HandoffPolicy, Runtime, resolve_window
-from flower_cli.handoff import Window
+from flower_cli.runtime._handoff import Window
 from harness import (
     After,
     Hang,

@@ -18,7 +18,7 @@ from typing import Any
 
 import typer
 
-from flower_cli.app import app
+from flower_cli.cli._app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "configuration.md"

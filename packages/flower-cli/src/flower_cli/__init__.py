@@ -77,95 +77,80 @@ __all__ = [
 ]
 
 _HOMES = {
-    "AgentSpec": "spec",
-    "AsideAnswer": "aside",
-    "BRIEF_SECTIONS": "rules",
-    "Brief": "brief",
-    "CLARIFIER_RULES": "rules",
-    "COORDINATOR_RULES": "rules",
-    "Channel": "channel",
-    "CompactPolicy": "spec",
-    "CredentialsError": "runtime",
-    "Event": "events",
-    "GOAL_SECTIONS": "rules",
-    "Goal": "goal",
-    "HARNESS_SCHEDULERS": "guards",
-    "Handoff": "handoff",
-    "HandoffPolicy": "handoff",
-    "HumanChannel": "human",
-    "IsolatedAgentDefinition": "isolation",
-    "IsolationError": "isolation",
-    "JUDGE_RULES": "rules",
-    "Lineage": "lineage",
-    "Manifest": "manifest",
-    "NotesPaths": "continuity",
-    "ORACLE_RULES": "rules",
-    "PLUGIN_DIR": "options",
-    "Runtime": "runtime",
-    "Step": "workflow",
-    "StepAbort": "workflow",
-    "StepResult": "result",
-    "StepRunner": "workflow",
-    "UNVERIFIABLE_MARK": "rules",
-    "VERDICT_SECTIONS": "rules",
-    "VERDICT_STATES": "rules",
-    "Verdict": "verdict",
-    "WORKER_RULES": "rules",
-    "WakeState": "continuity",
-    "Workers": "events",
-    "Workflow": "workflow",
-    "WorkflowError": "workflow",
-    "answer_aside": "aside",
-    "archive_for_new": "continuity",
-    "aside_context": "aside",
-    "build_options": "options",
-    "clarify": "roles",
-    "coordinator": "roles",
-    "delegate_guard": "guards",
-    "is_overflow": "handoff",
-    "isolate_guard": "guards",
-    "judge": "roles",
-    "main_thread_guard": "guards",
-    "merge_hooks": "guards",
-    "normalize": "events",
-    "oracle": "roles",
-    "progress_line": "aside",
-    "record_overflow": "handoff",
-    "resolve_window": "handoff",
-    "route_eof": "routing",
-    "route_json": "routing",
-    "route_line": "routing",
-    "wake_banner": "continuity",
-    "wake_state": "continuity",
-    "whitelist_guard": "guards",
-    "worker": "roles",
+    "AgentSpec": "runtime._spec",
+    "AsideAnswer": "go._aside",
+    "BRIEF_SECTIONS": "roles._rules",
+    "Brief": "go._brief",
+    "CLARIFIER_RULES": "roles._rules",
+    "COORDINATOR_RULES": "roles._rules",
+    "Channel": "runtime._channel",
+    "CompactPolicy": "runtime._spec",
+    "CredentialsError": "runtime._runtime",
+    "Event": "runtime._events",
+    "GOAL_SECTIONS": "roles._rules",
+    "Goal": "go._goal",
+    "HARNESS_SCHEDULERS": "runtime._guards",
+    "Handoff": "runtime._handoff",
+    "HandoffPolicy": "runtime._handoff",
+    "HumanChannel": "go._human",
+    "IsolatedAgentDefinition": "runtime._isolation",
+    "IsolationError": "runtime._isolation",
+    "JUDGE_RULES": "roles._rules",
+    "Lineage": "runtime._lineage",
+    "Manifest": "runtime._manifest",
+    "NotesPaths": "go._continuity",
+    "ORACLE_RULES": "roles._rules",
+    "PLUGIN_DIR": "runtime._options",
+    "Runtime": "runtime._runtime",
+    "Step": "workflow._engine",
+    "StepAbort": "workflow._engine",
+    "StepResult": "runtime._result",
+    "StepRunner": "workflow._engine",
+    "UNVERIFIABLE_MARK": "roles._rules",
+    "VERDICT_SECTIONS": "roles._rules",
+    "VERDICT_STATES": "roles._rules",
+    "Verdict": "go._verdict",
+    "WORKER_RULES": "roles._rules",
+    "WakeState": "go._continuity",
+    "Workers": "runtime._events",
+    "Workflow": "workflow._engine",
+    "WorkflowError": "workflow._engine",
+    "answer_aside": "go._aside",
+    "archive_for_new": "go._continuity",
+    "aside_context": "go._aside",
+    "build_options": "runtime._options",
+    "clarify": "roles._catalogue",
+    "coordinator": "roles._catalogue",
+    "delegate_guard": "runtime._guards",
+    "is_overflow": "runtime._handoff",
+    "isolate_guard": "runtime._guards",
+    "judge": "roles._catalogue",
+    "main_thread_guard": "runtime._guards",
+    "merge_hooks": "runtime._guards",
+    "normalize": "runtime._events",
+    "oracle": "roles._catalogue",
+    "progress_line": "go._aside",
+    "record_overflow": "runtime._handoff",
+    "resolve_window": "runtime._handoff",
+    "route_eof": "go._routing",
+    "route_json": "go._routing",
+    "route_line": "go._routing",
+    "wake_banner": "go._continuity",
+    "wake_state": "go._continuity",
+    "whitelist_guard": "runtime._guards",
+    "worker": "roles._catalogue",
 }
 
 if TYPE_CHECKING:
-    from .aside import AsideAnswer, answer_aside, aside_context, progress_line
-    from .brief import Brief
-    from .channel import Channel
-    from .continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
-    from .events import Event, Workers, normalize
-    from .goal import Goal
-    from .guards import (
-        HARNESS_SCHEDULERS,
-        delegate_guard,
-        isolate_guard,
-        main_thread_guard,
-        merge_hooks,
-        whitelist_guard,
-    )
-    from .handoff import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
-    from .human import HumanChannel
-    from .isolation import IsolatedAgentDefinition, IsolationError
-    from .lineage import Lineage
-    from .manifest import Manifest
-    from .options import PLUGIN_DIR, build_options
-    from .result import StepResult
-    from .roles import clarify, coordinator, judge, oracle, worker
-    from .routing import route_eof, route_json, route_line
-    from .rules import (
+    from .go._aside import AsideAnswer, answer_aside, aside_context, progress_line
+    from .go._brief import Brief
+    from .go._continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
+    from .go._goal import Goal
+    from .go._human import HumanChannel
+    from .go._routing import route_eof, route_json, route_line
+    from .go._verdict import Verdict
+    from .roles._catalogue import clarify, coordinator, judge, oracle, worker
+    from .roles._rules import (
         BRIEF_SECTIONS,
         CLARIFIER_RULES,
         COORDINATOR_RULES,
@@ -177,10 +162,25 @@ if TYPE_CHECKING:
         VERDICT_STATES,
         WORKER_RULES,
     )
-    from .runtime import CredentialsError, Runtime
-    from .spec import AgentSpec, CompactPolicy
-    from .verdict import Verdict
-    from .workflow import Step, StepAbort, StepRunner, Workflow, WorkflowError
+    from .runtime._channel import Channel
+    from .runtime._events import Event, Workers, normalize
+    from .runtime._guards import (
+        HARNESS_SCHEDULERS,
+        delegate_guard,
+        isolate_guard,
+        main_thread_guard,
+        merge_hooks,
+        whitelist_guard,
+    )
+    from .runtime._handoff import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
+    from .runtime._isolation import IsolatedAgentDefinition, IsolationError
+    from .runtime._lineage import Lineage
+    from .runtime._manifest import Manifest
+    from .runtime._options import PLUGIN_DIR, build_options
+    from .runtime._result import StepResult
+    from .runtime._runtime import CredentialsError, Runtime
+    from .runtime._spec import AgentSpec, CompactPolicy
+    from .workflow._engine import Step, StepAbort, StepRunner, Workflow, WorkflowError
 
 
 def __getattr__(name: str) -> Any:

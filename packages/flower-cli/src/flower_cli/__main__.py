@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from . import __version__
-from .app import main as _main
-from .update_notice import around_command
+from .cli._app import main as _main
+from .cli._update_notice import around_command
 
 __all__ = ["main"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._files import read_json
+from .._shared.files import read_json
 
 __all__ = ["AnalyzeError", "RunData", "Transcript", "read_run", "resolve_run_dir"]
 

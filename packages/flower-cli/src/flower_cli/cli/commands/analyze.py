@@ -1,0 +1,51 @@
+"""``flower analyze [RUN_DIR]``: the numbers of a run, read-only — a table, JSON (``--json``) or an HTML page."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..._shared.exits import Exit, ExitCode
+
+if TYPE_CHECKING:
+    from .._global_options import GlobalOptions
+
+__all__ = ["run_analyze"]
+
+
+def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) -> None:
+    from ..._shared.files import atomic_write_text
+    from ...analyze import AnalyzeError, analyze_run, render_html, render_table
+
+    target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
+    if opts.store:
+        # analyze reads a run dir's own files; a PostgreSQL store is not read yet, and saying so beats a report
+        # that silently describes another store.
+        sys.stderr.write(
+            f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is not used by analyze\n"
+        )
+    if html is not None:
+        html = html.expanduser().resolve()
+        if not html.parent.is_dir():
+            raise Exit(
+                ExitCode.USAGE,
+                f"cannot write {html}: {html.parent} is not a directory (create it, or pick another path for --html)",
+            )
+        if html.is_dir():
+            raise Exit(ExitCode.USAGE, f"--html {html} is a directory; give a file name such as {html / 'run.html'}")
+    try:
+        report = analyze_run(target, opts.workspace)
+    except AnalyzeError as exc:
+        raise Exit(ExitCode(exc.code), exc.message) from None
+    if html is not None:
+        try:
+            atomic_write_text(html, render_html(report))
+        except OSError as exc:
+            raise Exit(ExitCode.NOT_DONE, f"cannot write {html}: {exc.strerror or exc}") from None
+        sys.stderr.write(f"wrote {html}\n")
+    if opts.json:
+        sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    elif html is None:
+        sys.stdout.write(render_table(report))

@@ -1,0 +1,312 @@
+"""What several commands share: the renderer, the credential gate, a runtime's lifetime, the exit code mapping."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from ..._shared.exits import Exit, ExitCode
+from ...view._output import STDOUT
+from ...view._render import JsonRenderer, Renderer
+
+if TYPE_CHECKING:
+    from ...runtime._handoff import HandoffPolicy
+    from ...runtime._result import StepResult
+    from ...runtime._runtime import Runtime
+    from .._global_options import GlobalOptions
+
+__all__ = [
+    "base_url_problem",
+    "ensure_credentials",
+    "exit_code_for",
+    "finish",
+    "handoff_policy",
+    "interactive",
+    "make_view",
+    "open_runtime",
+    "rescued",
+    "show_settings",
+    "write_stdout",
+]
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
+    """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
+    human = Renderer(verbose=opts.verbose)
+    # cast: a TextIOBase, which is what the renderer uses of a TextIO (write, flush).
+    return human, (JsonRenderer(cast("TextIO", STDOUT)) if opts.json else human)
+
+
+@contextlib.contextmanager
+def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
+    """A command's hold on ``runtime``: no step may vanish from the manifest, whatever ends the process.
+
+    SIGTERM/SIGHUP record the in-flight step and unwind, so the Claude Code subprocess is closed too; then
+    the process dies of that signal. Ctrl-C records it and exits 130 saying where (``recorded``: "the step
+    is", "the steps so far are"). The signal handlers are restored and the runtime closed on every path.
+    """
+    from ...runtime._runtime import Runtime, Terminated
+
+    restore = runtime.install_signal_rescue()
+    try:
+        yield
+    except Terminated as stop:
+        restore()
+        runtime.close()
+        stop.die()
+        raise
+    except KeyboardInterrupt:
+        runtime.rescue(reason=Runtime.INTERRUPTED)
+        raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}") from None
+    except Exit:
+        raise
+    except Exception as exc:
+        # A store or a disk that fails mid-command (a lineage write, a broken store found on --resume):
+        # one line that names the file, not a traceback. What was written stays; nothing is retried over it.
+        raise _explained(exc, _sqlite_file(runtime)) from exc
+    finally:
+        restore()
+        runtime.close()
+    failed = runtime.manifest_error
+    if failed is not None:
+        # The step ran and its answer was shown; only its row is missing, and the user must know why.
+        from ...runtime._failures import describe_os_error
+
+        named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
+        problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
+        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
+
+
+def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
+    """``--window`` / ``--no-handoff`` as a policy, or a one-line usage `Exit` for a wrong value."""
+    from ...runtime._handoff import HandoffPolicy, parse_token_count
+
+    if no_handoff:
+        if window is not None:
+            raise Exit(
+                ExitCode.USAGE, "--window sets when a session hands off; it means nothing with --no-handoff (drop one)."
+            )
+        return HandoffPolicy(enabled=False)
+    if window is None:
+        return HandoffPolicy()  # the window comes from FLOWER_WINDOW, the calibration file or the model name
+    try:
+        return HandoffPolicy(window=parse_token_count(window))
+    except ValueError as exc:
+        raise Exit(ExitCode.USAGE, f"--window: {exc}.") from exc
+
+
+def open_runtime(
+    opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True, trim: bool | None = None
+) -> Runtime:
+    """The command's Runtime on its store (``--store``, else ``<run dir>/sessions.db``), or a one-line `Exit`
+    saying what is wrong with the workspace, the run dir or the store.
+
+    ``trim`` overrides ``-T`` (``go`` trims by default).
+
+    The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
+    not when its record cannot be written at the end.
+    """
+    from ...runtime._runtime import Runtime
+
+    try:
+        opts.workspace.mkdir(parents=True, exist_ok=True)  # a missing workspace is created, as with -w new/
+    except OSError as exc:
+        from ...runtime._failures import describe_os_error
+
+        raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
+    try:
+        _check_writable(opts.run_dir)
+        return Runtime(
+            opts.workspace,
+            opts.run_dir,
+            workbench=opts.workbench if workbench is None else workbench,
+            trim=opts.trim if trim is None else trim,
+            handoff=handoff,
+            store=opts.store,
+        )
+    except Exception as exc:
+        from .store import explained
+
+        raise explained(exc, opts) from exc
+
+
+def _check_writable(directory: Path) -> None:
+    import tempfile
+
+    from ...runtime._failures import describe_os_error
+
+    def leave(problem: OSError) -> Exit:
+        return Exit(ExitCode.CONFIG, describe_os_error(problem, "the run dir", elsewhere="point -r elsewhere"))
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise leave(exc) from exc
+    try:
+        # A page, written through: an empty file can still be created on a full disk.
+        with tempfile.TemporaryFile(dir=directory, prefix=".flower-write-check-") as probe:
+            probe.write(b"\0" * 4096)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as exc:  # named after the directory: the probe file's own name means nothing to a user
+        raise leave(OSError(exc.errno, exc.strerror, str(directory))) from exc
+
+
+def _explained(exc: Exception, db: Path | None) -> Exception:
+    """``exc`` as a one-line `Exit` when a user can fix it; ``exc`` itself (a bug) otherwise."""
+    from ...runtime._failures import explain
+
+    known = explain(exc, store=db)
+    return exc if known is None else Exit(*known)
+
+
+def _sqlite_file(runtime: Runtime) -> Path | None:
+    """The SQLite file under the runtime's layers, if that is its backend (SQLite's errors do not name it)."""
+    backend = getattr(runtime.store, "backend", runtime.store)
+    path = getattr(backend, "path", None)
+    return path if isinstance(path, Path) else None
+
+
+def write_stdout(text: str) -> None:
+    """Write a command's result to stdout; a stdout that cannot take it is reported once, at exit (app.main)."""
+    STDOUT.write(text)
+    STDOUT.flush()
+
+
+def finish(
+    opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any
+) -> None:
+    """How ``once`` and ``run`` end, the same way: notes, the answer, the closing line.
+
+    The answer (the final step's final text) goes to stdout — or, with ``--json``, a last ``done`` event
+    carrying it and ``done``'s fields. Each step already drew its own one ``+ done``/``x failed`` line from
+    its ``result`` event; this adds the run's closing line (total cost, manifest) on stderr.
+    """
+    for note in runtime.manifest.notes:
+        view.line(f"  ! {note}", "yellow")
+    ok = answer is not None and answer.ok and not done.get("failed_at")
+    text = answer.text if answer is not None else ""
+    if opts.json:
+        sink.emit(
+            {
+                "kind": "done",
+                "ok": ok,
+                "text": text,
+                "error": answer.error if answer else None,
+                "session_id": answer.session_id if answer else None,
+                "cost_usd": runtime.total_cost(),
+                **done,
+            }
+        )
+    elif ok and text:
+        write_stdout(text.rstrip("\n") + "\n")
+    view.closing(runtime.total_cost(), str(runtime.manifest_path))
+
+
+def show_settings(view: Renderer) -> None:
+    import flower_env
+
+    for setting in flower_env.settings():
+        view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
+
+
+def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
+    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe)."""
+    import flower_env
+
+    flower_env.load_dotenv()
+    for note in flower_env.load_notes():
+        view.line(f"  ! {note}", "yellow")
+    url = os.environ.get("ANTHROPIC_BASE_URL")
+    wrong = base_url_problem(url) if url else None
+    if wrong:
+        # Caught here, before the run: the harness reports a bad address as a transient "Invalid URL", so
+        # the run would retry and wait for a network that is not the problem.
+        where = flower_env.source_of("ANTHROPIC_BASE_URL") or "the environment"
+        raise Exit(
+            ExitCode.CONFIG,
+            f"ANTHROPIC_BASE_URL (from {where}) {wrong}: fix that line, or run `flower setup` to reconfigure.",
+        )
+    problem = flower_env.check_credentials()
+    if problem:
+        if not interactive():
+            raise Exit(ExitCode.CONFIG, problem)
+        from .setup import interactive_setup
+
+        view.line("First run? One credential is all flower needs.", "yellow")
+        if not interactive_setup(view):
+            raise Exit(ExitCode.CONFIG, problem)
+    if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
+        return
+    for attempt in (1, 2):
+        view.line("- checking the credential…", "dim")
+        verdict = flower_env.probe_credentials()
+        if verdict.verdict in ("ok",):
+            return
+        if verdict.verdict == "net":
+            view.line(
+                f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)",
+                "dim",
+            )
+            return
+        what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
+        view.line(f"! {what}: {verdict.detail[:160]}", "red")
+        from .setup import interactive_setup
+
+        if attempt == 2 or not interactive_setup(view, reason="Let's fix it; it is checked again right after."):
+            raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")
+
+
+def base_url_problem(url: str) -> str | None:
+    """What is wrong with a gateway address (``None``: it is an http(s) URL with a host and a valid port)."""
+    from urllib.parse import urlsplit
+
+    shown = repr(url if len(url) <= 80 else url[:77] + "...")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
+        return f"is {shown}, not an http(s) URL such as https://gateway.example.com"
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or out of range
+    except ValueError as exc:
+        return f"is {shown}, whose port is not usable ({exc})"
+    return None
+
+
+def exit_code_for(result: StepResult) -> ExitCode:
+    """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
+    if result.ok:
+        return ExitCode.DONE
+    from ...runtime._runtime import Runtime
+
+    if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
+        return ExitCode.INTERRUPTED
+    if (result.error or "").startswith("network not back"):
+        return ExitCode.OFFLINE
+    import flower_resilience
+
+    if result.error and flower_resilience.classify(result.error) == "fatal" and _looks_like_credentials(result.error):
+        return ExitCode.CONFIG
+    if any(_looks_like_full_disk(error) for error in (result.error or "", *result.errors)):
+        return ExitCode.CONFIG  # a person must free space before a rerun can work
+    return ExitCode.NOT_DONE
+
+
+def _looks_like_full_disk(error: str) -> bool:
+    lowered = error.lower()
+    return any(w in lowered for w in ("no space left on device", "database or disk is full", "disk quota exceeded"))
+
+
+def _looks_like_credentials(error: str) -> bool:
+    lowered = error.lower()
+    return any(
+        w in lowered
+        for w in ("authentication", "api key", "unauthorized", "401", "403", "permission_error", "x-api-key")
+    )

@@ -1,0 +1,109 @@
+"""The session store a command uses: ``--store URL`` / ``FLOWER_STORE_URL``, else ``<run dir>/sessions.db``.
+
+Exit codes for store trouble: a malformed URL is a usage mistake (2: fix the string you typed, like any bad
+flag value); a well-formed URL that does not work — the server refuses, the password is wrong, the database
+is missing, the ``postgres`` extra is not installed — is configuration (3: fix the environment, as with a
+missing credential). Both are one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._shared.exits import Exit, ExitCode
+
+if TYPE_CHECKING:
+    from ...view._render import Renderer
+    from .._global_options import GlobalOptions
+
+__all__ = ["check_store", "check_store_url", "explained", "open_store", "sqlite_path", "store_label"]
+
+
+def check_store_url(url: str) -> None:
+    """Exit 2 now for a malformed ``--store`` value, before anything runs (no connection is made)."""
+    import flower_stores
+
+    try:
+        flower_stores.check_store_url(url)
+    except flower_stores.StoreUrlError as exc:
+        raise Exit(ExitCode.USAGE, str(exc)) from None
+
+
+def _sqlite_path(opts: GlobalOptions) -> Path | None:
+    """The SQLite file the command would use, or None for a server store."""
+    if not opts.store:
+        return opts.run_dir / "sessions.db"
+    import flower_stores
+
+    return flower_stores.check_store_url(opts.store)
+
+
+def store_label(opts: GlobalOptions) -> str:
+    """Where the transcripts are, for messages (never a password)."""
+    if not opts.store:
+        return str(opts.run_dir / "sessions.db")
+    import flower_stores
+
+    return flower_stores.describe_store_url(opts.store)
+
+
+def sqlite_path(opts: GlobalOptions) -> Path | None:
+    """The SQLite file the command uses (named in SQLite's own errors, which do not say which file), or None."""
+    try:
+        return _sqlite_path(opts)
+    except Exception:  # noqa: BLE001 - a malformed URL was refused by the global option already
+        return None
+
+
+def open_store(opts: GlobalOptions, *, read_only: bool = False) -> Any:
+    """The bare backend (no layers); ``read_only`` for commands that only look (``flower sessions``).
+
+    Store trouble is a one-line `Exit` (see `failures.explain`), never a traceback.
+    """
+    import flower_stores
+
+    try:
+        if opts.store:
+            return flower_stores.store_from_url(opts.store, read_only=read_only)
+        return flower_stores.SqliteSessionStore(opts.run_dir / "sessions.db", read_only=read_only)
+    except Exception as exc:
+        raise explained(exc, opts) from exc
+
+
+def explained(exc: Exception, opts: GlobalOptions) -> Exception:
+    """``exc`` as a one-line `Exit` when a user can fix it (a bad URL, an unusable store); ``exc`` otherwise."""
+    from ...runtime._failures import explain
+
+    known = explain(exc, store=sqlite_path(opts))
+    return exc if known is None else Exit(*known)
+
+
+def check_store(opts: GlobalOptions, view: Renderer) -> tuple[ExitCode, str] | None:
+    """``flower doctor``'s store section: the store a run would use, reached and read; a problem or None."""
+    path = _sqlite_path(opts)
+    if path is not None:
+        if not path.exists():
+            view.line(f"  - {path} does not exist yet (created by the first run)", "dim")
+            return None
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                keys = conn.execute("select count(*) from meta").fetchone()[0]
+                entries = conn.execute("select count(*) from entries").fetchone()[0]
+        except sqlite3.Error as exc:
+            view.line(f"  x {path} is not readable: {exc}", "red")
+            return ExitCode.CONFIG, f"{path} is not readable: {exc}"
+        view.line(f"  + {path}: {keys} transcripts, {entries} entries", "green")
+        return None
+    import flower_stores
+
+    assert opts.store is not None
+    try:
+        with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # check_store_url said it is one
+            transcripts, entries = store.counts()
+    except flower_stores.StoreError as exc:  # a malformed URL never gets here: the global option checks it
+        view.line(f"  x {exc}", "red")
+        return ExitCode.CONFIG, str(exc)
+    view.line(f"  + {store.where} (schema {store.schema}): {transcripts} transcripts, {entries} entries", "green")
+    return None

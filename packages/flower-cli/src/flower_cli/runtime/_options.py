@@ -1,0 +1,92 @@
+"""AgentSpec → ClaudeAgentOptions: the one place a role becomes SDK options."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._guards import HARNESS_SCHEDULERS
+from ._spec import AgentSpec
+
+__all__ = ["PLUGIN_DIR", "build_options", "disallowed_tools"]
+
+# The domain plugin ships inside the wheel (the original's lived outside it and was silently missing).
+# The plugin ships inside the wheel at the top of the package, where a reader of the source finds it.
+PLUGIN_DIR = Path(__file__).parent.parent / "plugin"
+
+
+def disallowed_tools(spec: AgentSpec) -> list[str]:
+    """The spec's own disallowed tools plus the harness's schedulers it did not name in ``allowed_tools``."""
+    out = list(spec.disallowed_tools)
+    out += [t for t in HARNESS_SCHEDULERS if t not in spec.allowed_tools and t not in out]
+    return out
+
+
+def build_options(
+    spec: AgentSpec,
+    *,
+    cwd: Path | str,
+    session_store: Any | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+    resume_at: str | None = None,
+    portable: bool = True,
+    use_plugin: bool = True,
+    plugin_dirs: Sequence[Path | str] = (),
+    add_dirs: Sequence[Path | str] = (),
+    hooks: dict[str, list[Any]] | None = None,
+    env: dict[str, str] | None = None,
+    flush: str = "eager",
+) -> Any:
+    """Build the SDK options for one attempt of ``spec``.
+
+    The role's instructions are **appended** to Claude Code's own system prompt, never replacing it.
+    ``portable`` reads no user or project settings (``setting_sources=[]``), so a run behaves the same on
+    every machine. ``fork`` and ``resume_at`` only mean something with ``resume``; without it they are
+    ignored with a warning.
+    """
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    values: dict[str, Any] = {
+        "system_prompt": {"type": "preset", "preset": "claude_code", "append": spec.instructions},
+        "allowed_tools": list(spec.allowed_tools),
+        "disallowed_tools": disallowed_tools(spec),
+        "permission_mode": spec.permission_mode,
+        "setting_sources": [] if portable else ["project"],
+        "cwd": str(cwd),
+    }
+    if spec.tools is not None:
+        values["tools"] = list(spec.tools)
+    plugins = ([PLUGIN_DIR] if use_plugin and PLUGIN_DIR.is_dir() else []) + [Path(p) for p in plugin_dirs]
+    if plugins:
+        values["plugins"] = [{"type": "local", "path": str(p)} for p in plugins]
+    if add_dirs:
+        values["add_dirs"] = [str(d) for d in add_dirs]
+    if session_store is not None:
+        values["session_store"] = session_store
+        values["session_store_flush"] = flush
+    for name in ("model", "effort", "max_turns", "max_budget_usd"):
+        value = getattr(spec, name)
+        if value is not None:
+            values[name] = value
+    if spec.agents:
+        values["agents"] = spec.agents
+    if spec.mcp_servers:
+        values["mcp_servers"] = spec.mcp_servers
+    merged_hooks = hooks if hooks is not None else spec.hooks
+    if merged_hooks:
+        values["hooks"] = merged_hooks
+    merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
+    if merged_env:
+        values["env"] = merged_env
+    if resume:
+        values["resume"] = resume
+        if fork:
+            values["fork_session"] = True
+        if resume_at:
+            values["resume_session_at"] = resume_at
+    elif fork or resume_at:
+        warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=2)
+    return ClaudeAgentOptions(**values)

@@ -1,0 +1,706 @@
+"""The Runtime: runs a role's step on the SDK, durably — stored, resumable, retried, recorded.
+
+One Runtime per process and run dir. Each ``run()`` is a step: it builds the options, streams the SDK
+through flower-resilience's ``resilient_query`` (the only retry loop), flattens messages into `Event`s,
+and records a `StepResult` row in ``manifest.json``. It never raises for model or transport trouble: a
+failure is a result with ``ok=False`` and every attempt's error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._events import Event, Workers, normalize
+from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
+from ._handoff import OVERFLOW_WHY, HandoffPolicy, is_overflow
+from ._handoff_loop import HandoffLoop, QuietRound
+from ._manifest import Manifest
+from ._options import build_options
+from ._result import StepResult
+from ._spec import AgentSpec, CompactPolicy
+
+if TYPE_CHECKING:
+    # Types only: the siblings and the SDK are imported on first use, so `flower --help` stays fast.
+    from claude_agent_sdk import SessionStore
+
+    from flower_resilience import Resilience
+    from flower_stores import EphemeralPolicy, TrimPolicy
+    from flower_workbench import Workbench
+
+__all__ = ["CredentialsError", "Runtime", "Terminated"]
+
+EventSink = Callable[[Event], Any]
+
+INTERRUPT_NOTE = (
+    "(You were interrupted by the human. A tool call that was in flight may report that it was "
+    "interrupted — that is a side effect of the interruption, not a problem with the environment.)"
+)
+
+
+class CredentialsError(RuntimeError):
+    """No usable credential: the message says what is missing and how to fix it."""
+
+
+class Terminated(BaseException):
+    """SIGTERM/SIGHUP arrived: unwind (so the harness subprocess is closed too), then die of ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+    def die(self) -> None:
+        """End the process the way the signal would have (exit status 128+signum to the shell)."""
+        signal.signal(self.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), self.signum)
+
+
+def _new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+class Runtime:
+    INTERRUPTED = "interrupted-by-human"
+    KILLED = "killed-by-signal"
+
+    def __init__(
+        self,
+        workspace: Path | str,
+        run_dir: Path | str = "runs",
+        *,
+        portable: bool = True,
+        trim: bool | TrimPolicy = False,
+        ephemeral: bool | EphemeralPolicy = True,
+        keep_denials: int = 1,
+        workbench: bool | Workbench = False,
+        spill_threshold: int | None = 4000,
+        resilience: bool | Resilience = True,
+        handoff: bool | HandoffPolicy = True,
+        store: SessionStore | str | None = None,
+        plugin_dirs: tuple[Path | str, ...] = (),
+    ) -> None:
+        """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
+        ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
+        ``handoff``: True for the default `HandoffPolicy`, False to let the harness compact instead, or a policy.
+        ``store``: any SDK `SessionStore`, used as it is; or a store URL (``sqlite:///path/sessions.db``,
+        ``postgresql://…``, see ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``), which get
+        a `PruningSessionStore` over them (``trim``, ``ephemeral`` and ``keep_denials`` configure it and are
+        ignored with a store object).
+
+        Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
+        default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
+        when the workspace or the run dir cannot be created.
+        """
+        import flower_env
+        import flower_resilience
+        import flower_stores
+
+        self.workspace = Path(workspace).expanduser().resolve()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        run_path = Path(run_dir).expanduser()
+        # A relative run dir lives under the workspace (the original resolved it against the process CWD,
+        # which split one run's state across two trees when -w pointed elsewhere).
+        self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+
+        flower_env.load_dotenv()
+        problem = flower_env.check_credentials()
+        if problem:
+            raise CredentialsError(problem)
+
+        self.portable = portable
+        self.keep_denials = keep_denials
+        self.plugin_dirs = tuple(plugin_dirs)
+        self.spill_threshold = spill_threshold
+        self.handoff: HandoffPolicy = (
+            handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        )
+        self.resilience: Resilience = (
+            resilience
+            if isinstance(resilience, flower_resilience.Resilience)
+            else flower_resilience.Resilience(enabled=bool(resilience))
+        )
+        self.workbench: Workbench | None = self._make_workbench(workbench)
+        if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
+            # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
+            # the caller chose is theirs and stays.
+            self.resilience = dataclasses.replace(
+                self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench)
+            )
+        if store is None or isinstance(store, str):  # a store URL (sqlite://…, postgresql://…) gets the layers too
+            trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
+            ephemeral_policy = (
+                ephemeral
+                if isinstance(ephemeral, flower_stores.EphemeralPolicy)
+                else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
+            )
+            store = flower_stores.PruningSessionStore(
+                store or self.run_dir / "sessions.db",
+                self.workspace,
+                policy=trim_policy,
+                prune=flower_stores.PrunePolicy(keep_denials=keep_denials),
+                ephemeral=ephemeral_policy,
+            )
+        self.store: SessionStore = store
+
+        self.run_id = _new_run_id()
+        self.results: list[StepResult] = []
+        self.manifest = Manifest(self.run_dir / "manifest.json")
+        # The last failed manifest write (a full or read-only disk), kept instead of raised: see _write_manifest.
+        self.manifest_error: OSError | None = None
+        self.on_session: Callable[[str], Any] | None = None
+        self._current: StepResult | None = None
+        self._interrupt = threading.Event()
+        self._interrupt_words = ""
+
+    # --- construction helpers ---------------------------------------------------------------------
+
+    def _make_workbench(self, workbench: bool | Workbench) -> Workbench | None:
+        if not workbench:
+            return None
+        import flower_workbench
+
+        wb = (
+            workbench
+            if isinstance(workbench, flower_workbench.Workbench)
+            else flower_workbench.Workbench(self.workspace, home=self.run_dir / "workbench")
+        )
+        wb.refresh()
+        return wb
+
+    def _trim_policy(self, enabled: bool) -> TrimPolicy:
+        import flower_stores
+
+        if self.workbench is None:
+            return flower_stores.TrimPolicy(enabled=enabled)
+        # One spill directory, not two: load-time trimming writes where the spill guard does, so a moved
+        # workbench (-W, isolation) does not leave half the spilled outputs behind in <workspace>/.flower.
+        return flower_stores.TrimPolicy(enabled=enabled, spill_dirname=self.workbench.show(self.workbench.spill))
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.manifest.path
+
+    @property
+    def project_key(self) -> str:
+        from claude_agent_sdk import project_key_for_directory
+
+        return project_key_for_directory(str(self.workspace))
+
+    def has_session(self, session_id: str) -> bool:
+        check = getattr(self.store, "has_session", None)
+        return bool(check(self.project_key, session_id)) if callable(check) else False
+
+    def context_of(self, session_id: str) -> int:
+        last = getattr(self.store, "last_context", None)
+        return int(last(self.project_key, session_id)) if callable(last) else 0
+
+    def total_cost(self) -> float:
+        return round(sum(r.cost_usd for r in self.results), 4)
+
+    # --- control ----------------------------------------------------------------------------------
+
+    def interrupt(self, message: str = "") -> None:
+        """Ask the running step to stop at the next message and resume the same session with ``message``.
+
+        Safe from any thread; cooperative (the break happens at the next message boundary).
+        """
+        self._interrupt_words = message
+        self._interrupt.set()
+
+    def rescue(self, reason: str | None = None) -> None:
+        """Record the in-flight step (SIGTERM/SIGHUP/Ctrl-C path): it must not vanish from the manifest."""
+        current = self._current
+        if current is None or current.ended_at:
+            return
+        current.ended_at = time.time()
+        current.ok = False
+        current.error = reason or current.error or self.KILLED
+        if current not in self.results:
+            self.results.append(current)
+        try:
+            self._write_manifest(lock_timeout=2.0)
+        except OSError:
+            pass  # a dying process cannot do better; the stores already hold the transcript
+
+    def install_signal_rescue(self) -> Callable[[], None]:
+        """On SIGTERM/SIGHUP: record the in-flight step, then raise `Terminated` to unwind.
+
+        Unwinding (rather than dying on the spot) lets the SDK close the Claude Code subprocess; the caller
+        catches `Terminated` and calls its ``die()``. Returns a function that uninstalls the handlers.
+        """
+        previous: dict[int, Any] = {}
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.rescue()
+            signal.signal(signum, signal.SIG_IGN)  # a second signal must not interrupt the unwinding
+            raise Terminated(signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                previous[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):  # not the main thread
+                pass
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        return restore
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- running ----------------------------------------------------------------------------------
+
+    def _hooks_for(self, spec: AgentSpec, post_extra: list[Any] | None = None) -> dict[str, list[Any]]:
+        pre: list[Any] = []
+        post: list[Any] = []
+        if spec.delegate_only:
+            artifacts = (
+                f"{self.workbench.show(self.workbench.root / 'artifacts')}/" if self.workbench else ".flower/artifacts/"
+            )
+            pre.append(delegate_guard(allow_glance=spec.glance, artifacts=artifacts))
+        else:
+            wall = whitelist_guard(spec.allowed_tools, role=spec.name)
+            if wall is not None:
+                pre.append(wall)
+        if spec.agents:
+            from ._isolation import isolated_workers
+
+            isolation = isolate_guard(isolated_workers(spec.agents))
+            if isolation is not None:
+                pre.append(isolation)
+        if self.workbench is not None:
+            import flower_workbench
+
+            post.append(flower_workbench.index_guard(self.workbench))
+            if self.spill_threshold:
+                post.append(flower_workbench.spill_guard(self.workbench, threshold=self.spill_threshold))
+        return merge_hooks(spec.hooks, {"PreToolUse": pre, "PostToolUse": [*post, *(post_extra or [])]})
+
+    def _options(
+        self,
+        spec: AgentSpec,
+        *,
+        resume: str | None,
+        fork: bool,
+        resume_at: str | None,
+        post_hooks: list[Any] | None = None,
+    ) -> Any:
+        add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
+        if self.handoff.enabled and spec.compact is None:
+            # Handoff replaces the harness's compaction: left on, it would summarise the thread away (at about
+            # window - 33k) before or instead of a handoff. A spec's own CompactPolicy is respected.
+            spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
+        return build_options(
+            spec,
+            cwd=self.workspace,
+            session_store=self.store,
+            resume=resume,
+            fork=fork,
+            resume_at=resume_at,
+            portable=self.portable,
+            plugin_dirs=self.plugin_dirs,
+            add_dirs=add_dirs,
+            hooks=self._hooks_for(spec, post_hooks),
+        )
+
+    def _first_prompt(self, spec: AgentSpec, prompt: str, resume: str | None) -> str:
+        # The index goes into the first message of a NEW session, not the system prompt: a system prompt
+        # that changes whenever the index does would invalidate the prompt cache on every turn.
+        if self.workbench is None or not spec.workbench or resume:
+            return prompt
+        self.workbench.refresh()
+        return f"{self.workbench.prompt_block()}\n\n---\n\n{prompt}"
+
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: EventSink | None = None,
+        on_session: Callable[[str], Any] | None = None,
+    ) -> StepResult:
+        """Run one step of ``spec`` to its end and record it; never raises for model or transport trouble.
+
+        A step is over when the harness is: the main thread's last turn has ended and no background worker
+        is live (each worker's notification wakes the main thread for another turn, with its own SDK
+        result). The answer is the final turn's text; cost and turns add up over every turn and attempt.
+        ``on_event`` sees every event, then one ``result`` event for the whole step. ``on_session`` (and
+        the ``on_session`` attribute) is called the moment a session id appears — a workflow writes its
+        lineage there, so a crash right after still finds the session.
+
+        Raises `IsolationError` (before anything runs) when ``spec`` has an isolated worker and the
+        workspace is not a git repository with a commit.
+        """
+        import flower_resilience
+
+        if spec.agents:
+            from ._isolation import IsolationError, isolation_problem
+
+            problem = isolation_problem(spec, self.workspace)
+            if problem:
+                raise IsolationError(problem)
+
+        result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
+        self._current = result
+        self._interrupt.clear()
+        workers = Workers()
+        answer = _Answer()
+
+        def emit(event: Event) -> None:
+            if on_event is not None:
+                on_event(event)
+
+        def on_resilience(ev: Any) -> None:
+            emit(Event("retry", ev.message, payload={"step": result.step, **_resilience_payload(ev)}))
+
+        def announce(sid: str) -> None:
+            for callback in (self.on_session, on_session):
+                if callback is not None:
+                    try:
+                        callback(sid)
+                    except Exception:  # noqa: BLE001 - a UI or lineage callback must not break the step
+                        pass
+
+        handoffs = self._handoff_loop(spec, result.step, prompt, emit)
+        current_prompt = self._first_prompt(spec, prompt, resume)
+        current_resume, current_fork, current_resume_at = resume, fork, resume_at
+        try:
+            if (
+                handoffs is not None
+                and resume
+                and not fork
+                and not resume_at
+                and handoffs.full(self.context_of(resume))
+            ):
+                # The session to continue is already past the handoff point (a turn that ends its step never hands
+                # off: there is nothing left to hand over). Hand it off before the new words go in, so they reach
+                # a session with room for them.
+                result.session_id = resume
+                successor = await self._hand_over(handoffs, spec, result, workers, None)
+                current_prompt = self._first_prompt(spec, f"{successor}\n\n---\n\n{prompt}", None)
+                current_resume = None
+            while True:
+                stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
+                options = self._options(
+                    spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks
+                )
+                stream = flower_resilience.resilient_query(
+                    prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
+                )
+                interrupted = handoff_due = False
+                last_main: str | None = None  # the uuid of the newest main-thread message streamed
+                try:
+                    async for message in stream:
+                        sid = getattr(message, "session_id", None)
+                        if isinstance(sid, str) and sid and sid != result.session_id:
+                            result.session_id = sid
+                            announce(sid)
+                        if self._interrupt.is_set():
+                            if result.session_id:
+                                await self._mirrored(result.session_id, last_main)
+                            interrupted = True
+                            break
+                        last_main = _main_thread_uuid(message) or last_main
+                        events = [workers.annotate(raw) for raw in normalize(message)]
+                        for event in events:
+                            if event.kind == "turn":
+                                answer.turn_ended(event)
+                                event = replace(
+                                    event,
+                                    payload={**event.payload, "step": result.step, "live_workers": workers.live_list()},
+                                )
+                            else:
+                                self._collect(result, event, answer)
+                            emit(event)
+                        if (
+                            handoffs is not None
+                            and handoffs.observe(events, live_workers=bool(workers.live))
+                            and result.session_id
+                        ):
+                            await self._mirrored(result.session_id, last_main)
+                            handoff_due = True
+                            break
+                finally:
+                    await stream.aclose()
+                self._absorb(result, stream.record)
+                # A fork or a roll-back point applies to the first launch only; what follows continues the
+                # session the first launch produced (the original re-sent resume_at on every attempt).
+                current_fork, current_resume_at = False, None
+                overflowed = (
+                    handoffs is not None
+                    and not result.ok
+                    and not interrupted
+                    and is_overflow(stream.record.error, *stream.record.errors)
+                )
+                if handoffs is not None and (handoff_due or overflowed):
+                    if handoffs.exhausted:
+                        result.ok, result.error = False, handoffs.stop()
+                        result.errors.append(result.error)
+                        break
+                    overflow = (stream.record.error, *stream.record.errors) if overflowed else None
+                    successor = await self._hand_over(handoffs, spec, result, workers, overflow)
+                    current_prompt, current_resume = self._first_prompt(spec, successor, None), None
+                    continue
+                if interrupted and result.session_id:
+                    self._interrupt.clear()
+                    words, self._interrupt_words = self._interrupt_words.strip(), ""
+                    result.interrupts += 1
+                    result.resumed = True
+                    emit(
+                        Event(
+                            "retry",
+                            "interrupted; resuming with your words" if words else "interrupted; continuing",
+                            payload={"step": result.step},
+                        )
+                    )
+                    current_prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
+                    current_resume = result.session_id
+                    continue
+                if interrupted:
+                    result.ok, result.error = False, self.INTERRUPTED
+                break
+        except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
+            result.ok = False
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.errors.append(result.error)
+        except BaseException:  # cancelled (Ctrl-C) or killed: record why, then let it go on
+            result.ok = False
+            result.error = result.error or self.INTERRUPTED
+            raise
+        finally:
+            text = answer.final(result.ok)
+            if text:
+                result.text = text
+            result.turns = answer.turns
+            result.workers = workers.summary()
+            if workers.live and result.ok:
+                # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
+                names = ", ".join(repr(name) for name in workers.live_names())
+                result.errors.append(f"the session ended while workers were still running: {names}")
+            result.ended_at = time.time()
+            self._current = None
+            if result not in self.results:  # rescue() may have recorded it already
+                self.results.append(result)
+            self._write_manifest()
+        emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
+        return result
+
+    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
+        """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
+
+        The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
+        mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
+        writing round or the human's words would follow a transcript that lost the turn's end. A store without
+        ``has_entry`` (any SDK store) is not waited for; after ``within`` the stop goes ahead regardless.
+        """
+        check = getattr(self.store, "has_entry", None)
+        if not message_uuid or not callable(check):
+            return
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if check(self.project_key, session_id, message_uuid):
+                    return
+            except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
+                return
+            if time.monotonic() >= deadline:
+                return
+            await anyio.sleep(0.05)
+
+    def _handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
+        if not self.handoff.enabled:
+            return None
+        # Without a workbench the document still lands on disk, in the run dir (the original kept it only in
+        # the successor's prompt).
+        save_dir = self.workbench.notes if self.workbench is not None else self.run_dir / "handoffs"
+        model = spec.model if spec.model not in (None, "inherit") else None
+        return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)
+
+    async def _hand_over(
+        self,
+        handoffs: HandoffLoop,
+        spec: AgentSpec,
+        result: StepResult,
+        workers: Workers,
+        overflow: tuple[str | None, ...] | None,
+    ) -> str:
+        """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
+        ``overflow`` (its errors). Returns the successor's first message."""
+        old = result.session_id
+        stopped = workers.live_names()  # ended with the old process
+        if overflow is None and old:
+            doc, why = await handoffs.hand_off(
+                lambda words: self._quiet_round(spec, words, old, result), stopped=stopped
+            )
+        else:
+            doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
+        if why:
+            result.errors.append(f"handoff degraded ({why})")
+        successor = handoffs.take_over(doc, old, why=why, stopped=stopped)
+        result.retired = list(handoffs.retired)
+        result.session_id = None  # the successor's id arrives with its first message
+        workers.retire()  # the old session's process, and its background workers, ended with it
+        return successor  # (a kill from here on is recorded by rescue(), retired sessions included)
+
+    async def _quiet_round(self, spec: AgentSpec, prompt: str, session_id: str, result: StepResult) -> QuietRound:
+        """One round on ``session_id`` that is not streamed to the UI (the handoff-writing round): its cost and
+        turns count for the step; no budget cap, so the session that knows the work can always write it down."""
+        import flower_resilience
+
+        options = self._options(replace(spec, max_budget_usd=None), resume=session_id, fork=False, resume_at=None)
+        answer = _Answer()
+        stream = flower_resilience.resilient_query(prompt=prompt, options=options, policy=self.resilience)
+        try:
+            async for message in stream:
+                for event in normalize(message):
+                    if event.kind == "turn":
+                        answer.turn_ended(event)
+                    elif event.kind == "text" and not event.subagent:
+                        answer.add(event.text)
+        finally:
+            await stream.aclose()
+        record = stream.record
+        self._absorb(result, record)
+        return QuietRound(answer.final(record.ok), None if record.ok else (record.error or "the round did not finish"))
+
+    @staticmethod
+    def _collect(result: StepResult, event: Event, answer: _Answer) -> None:
+        if event.subagent:
+            return
+        context = event.payload.get("context")
+        if isinstance(context, int) and context > result.context:
+            result.context = context
+        if event.kind == "text":
+            answer.add(event.text)
+
+    @staticmethod
+    def _absorb(result: StepResult, record: Any) -> None:
+        """Fold one resilient_query's attempt record into the step's result (costs and turns add up).
+
+        An attempt the Runtime itself closed (a human interrupt) is not a failure and is not counted.
+        """
+        counted = [a for a in record.attempts if not a.closed]
+        result.attempts += len(counted)
+        result.cost_usd = round(result.cost_usd + float(record.cost_usd or 0.0), 6)
+        result.num_turns += int(record.num_turns or 0)
+        result.resumed = result.resumed or bool(record.resumed)
+        result.ok = bool(record.ok)
+        result.error = record.error
+        result.errors.extend(record.errors)
+        result.attempt_log.extend(dataclasses.asdict(a) for a in record.attempts)
+        if record.session_id:
+            result.session_id = record.session_id
+
+    def _write_manifest(self, *, lock_timeout: float | None = None) -> None:
+        rows = [r.row(self.run_id) for r in self.results]
+        try:
+            self.manifest.write(self.run_id, rows, lock_timeout=lock_timeout)
+        except OSError as exc:
+            # A step that ran must still return its result (the answer may be hours of work) when only its
+            # record cannot be written; the previous manifest stays intact (atomic replace) and the next
+            # write retries every row of this run. Callers check `manifest_error`; the CLI exits 3 on it.
+            self.manifest_error = exc
+        else:
+            self.manifest_error = None
+
+
+def _workbench_resume_prompt(workbench: Workbench) -> str:
+    return (
+        "The previous round was interrupted before it finished. Check what is already done, in the working "
+        f"directory and in the workbench `{workbench.show(workbench.root)}/`, continue from where it stopped, "
+        "and do not start over."
+    )
+
+
+class _Answer:
+    """The step's answer: the text of the final turn's result, not every turn's prose joined together.
+
+    A coordinator's first turn ("dispatched two workers") is not its answer; the turn after the last
+    worker's notification is. When the final result carries no text, the main thread's prose of that turn
+    stands in; a failed attempt never wipes text that came before it.
+    """
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self._last: str | None = None  # text of the latest finished turn
+        self._pending: list[str] = []  # main-thread prose since then
+
+    def add(self, text: str) -> None:
+        if text.strip():
+            self._pending.append(text.strip())
+
+    def turn_ended(self, event: Event) -> None:
+        self.turns += 1
+        prose = "\n".join(self._pending).strip()
+        self._pending = []
+        if event.payload.get("is_error"):
+            self._last = prose or self._last
+            return
+        stated = str(event.payload.get("text") or "").strip()
+        self._last = stated or prose or self._last
+
+    def final(self, ok: bool) -> str:
+        unfinished = "\n".join(self._pending).strip()
+        if ok:
+            return self._last or unfinished
+        return unfinished or self._last or ""
+
+
+def _main_thread_uuid(message: Any) -> str | None:
+    """The transcript uuid of a main-thread user or assistant message (a worker's, or any other kind: None)."""
+    from claude_agent_sdk import AssistantMessage, UserMessage
+
+    if isinstance(message, (UserMessage, AssistantMessage)) and message.parent_tool_use_id is None:
+        return message.uuid or None
+    return None
+
+
+def _step_payload(result: StepResult) -> dict[str, Any]:
+    return {
+        "step": result.step,
+        "session_id": result.session_id,
+        "ok": result.ok,
+        "is_error": not result.ok,
+        "cost_usd": result.cost_usd,
+        "num_turns": result.num_turns,
+        "turns": result.turns,
+        "text": result.text,
+        "error": result.error,
+        "workers": result.workers,
+        "retired": result.retired,
+        "duration_s": result.duration_s,
+    }
+
+
+def _resilience_payload(ev: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(ev) and not isinstance(ev, type):
+        return {k: v for k, v in dataclasses.asdict(ev).items() if k != "message"}
+    return {}
