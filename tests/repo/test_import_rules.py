@@ -105,3 +105,143 @@ def test_package_declares_all_and_ships_py_typed(module: str) -> None:
     imported = __import__(module)
     missing = [n for n in imported.__all__ if not hasattr(imported, n)]
     assert not missing, f"{module}.__all__ names what it does not define: {missing}"
+
+
+# --- inside flower-cli: subpackages in layers -----------------------------------------------------------------
+# Each room of flower_cli and the rooms it may import (directly or not). Lower rooms never import higher ones;
+# a room imports another only through its ``__init__`` (its documented surface), except ``_shared``, which is
+# a set of plain helper modules. `__init__` (the package surface) and `__main__` sit on top.
+CLI_LAYERS: dict[str, set[str]] = {
+    "_shared": set(),
+    "analyze": {"_shared"},
+    "runtime": {"_shared"},
+    "roles": {"_shared", "runtime"},
+    "workflow": {"_shared", "runtime"},
+    "view": {"_shared", "runtime"},
+    "go": {"_shared", "runtime", "roles", "workflow", "view"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
+    "__main__": {"_shared", "cli", "__init__"},
+}
+CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
+MAX_FLOORS = 6
+
+
+def _room(path: Path) -> str:
+    parts = path.relative_to(CLI_SRC).parts
+    return parts[0] if len(parts) > 1 else path.stem
+
+
+def _internal_imports(path: Path) -> list[tuple[int, list[str]]]:
+    """flower_cli's own modules a file imports (relative or absolute), as (line, path inside flower_cli)."""
+    here = list(path.relative_to(CLI_SRC).with_suffix("").parts)
+    package = here[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            target = anchor + (node.module.split(".") if node.module else [])
+            if not target:  # `from . import x` at the top: x is a module or a name of the package surface
+                found += [
+                    (node.lineno, [a.name])
+                    if (CLI_SRC / a.name).exists() or (CLI_SRC / f"{a.name}.py").exists()
+                    else (node.lineno, ["__init__"])
+                    for a in node.names
+                ]
+            else:
+                found.append((node.lineno, target))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "flower_cli":
+            found.append((node.lineno, node.module.split(".")[1:] or ["__init__"]))
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, a.name.split(".")[1:] or ["__init__"])
+                for a in node.names
+                if a.name.split(".")[0] == "flower_cli"
+            ]
+    return found
+
+
+def _cli_files() -> list[Path]:
+    return sorted(CLI_SRC.rglob("*.py"))
+
+
+def test_every_flower_cli_room_is_in_the_layer_table() -> None:
+    rooms = {_room(p) for p in _cli_files()}
+    assert rooms == set(CLI_LAYERS), f"rooms not in CLI_LAYERS: {sorted(rooms ^ set(CLI_LAYERS))}"
+
+
+def test_flower_cli_rooms_import_only_downward_and_through_their_surface() -> None:
+    problems = []
+    for path in _cli_files():
+        room = _room(path)
+        for line, target in _internal_imports(path):
+            other = target[0] if target[0] in CLI_LAYERS or (CLI_SRC / target[0]).is_dir() else target[0]
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if other == room:
+                continue
+            if other not in CLI_LAYERS[room]:
+                problems.append(f"{where}: {room}/ may not import {other} (CLI_LAYERS: lower rooms only)")
+            elif other != "_shared" and len(target) > 1:
+                problems.append(f"{where}: imports {'.'.join(target)}; use `from ..{other} import ...` (its surface)")
+    assert not problems, "\n".join(problems)
+
+
+def test_flower_cli_has_no_circle_and_at_most_six_floors() -> None:
+    graph: dict[str, set[str]] = {room: set() for room in CLI_LAYERS}
+    for path in _cli_files():
+        room = _room(path)
+        graph[room] |= {t[0] for _, t in _internal_imports(path) if t[0] != room and t[0] in CLI_LAYERS}
+    floors: dict[str, int] = {}
+
+    def floor(room: str, trail: tuple[str, ...]) -> int:
+        assert room not in trail, f"import circle: {' -> '.join((*trail, room))}"
+        if room not in floors:
+            floors[room] = 1 + max((floor(n, (*trail, room)) for n in graph[room]), default=0)
+        return floors[room]
+
+    highest = max(floor(room, ()) for room in graph)
+    assert highest <= MAX_FLOORS, f"flower_cli has {highest} import floors (at most {MAX_FLOORS}): {floors}"
+
+
+def test_no_circle_between_flower_cli_modules() -> None:
+    # Inside a room too: a circle between two modules means neither can be read (or imported) alone.
+    modules = {tuple(p.relative_to(CLI_SRC).with_suffix("").parts): p for p in _cli_files()}
+
+    def resolve(target: list[str]) -> tuple[str, ...] | None:
+        for candidate in (tuple(target), (*target, "__init__")):
+            if candidate in modules:
+                return candidate
+        return None
+
+    graph = {
+        m: {r for _, t in _internal_imports(p) if (r := resolve(t)) is not None and r != m} for m, p in modules.items()
+    }
+    state: dict[tuple[str, ...], int] = {}
+
+    def visit(m: tuple[str, ...], trail: list[str]) -> None:
+        if state.get(m) == 2:
+            return
+        assert state.get(m) != 1, f"import circle: {' -> '.join([*trail, '/'.join(m)])}"
+        state[m] = 1
+        for n in graph[m]:
+            visit(n, [*trail, "/".join(m)])
+        state[m] = 2
+
+    for m in graph:
+        visit(m, [])
+
+
+@pytest.mark.parametrize("room", sorted(r for r in CLI_LAYERS if (CLI_SRC / r).is_dir()))
+def test_each_flower_cli_subpackage_declares_its_surface(room: str) -> None:
+    import importlib
+
+    package = importlib.import_module(f"flower_cli.{room}")
+    assert isinstance(package.__all__, list)
+    missing = [n for n in package.__all__ if getattr(package, n, None) is None and n != "__version__"]
+    assert not missing, f"flower_cli.{room}.__all__ names what it does not define: {missing}"
+    if room != "_shared":
+        private = [
+            p.name for p in (CLI_SRC / room).glob("*.py") if p.name != "__init__.py" and not p.name.startswith("_")
+        ]
+        assert not private, f"flower_cli/{room}/ modules are not API: name them with a leading underscore: {private}"

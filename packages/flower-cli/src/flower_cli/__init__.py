@@ -5,10 +5,10 @@ Names are imported on first use, so ``flower --help`` does not pay for the SDK's
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._shared.lazy import lazy_exports
+from ._shared.version import __version__
 
 __all__ = [
     "AgentSpec",
@@ -77,80 +77,90 @@ __all__ = [
 ]
 
 _HOMES = {
-    "AgentSpec": "runtime._spec",
-    "AsideAnswer": "go._aside",
-    "BRIEF_SECTIONS": "roles._rules",
-    "Brief": "go._brief",
-    "CLARIFIER_RULES": "roles._rules",
-    "COORDINATOR_RULES": "roles._rules",
-    "Channel": "runtime._channel",
-    "CompactPolicy": "runtime._spec",
-    "CredentialsError": "runtime._runtime",
-    "Event": "runtime._events",
-    "GOAL_SECTIONS": "roles._rules",
-    "Goal": "go._goal",
-    "HARNESS_SCHEDULERS": "runtime._guards",
-    "Handoff": "runtime._handoff",
-    "HandoffPolicy": "runtime._handoff",
-    "HumanChannel": "go._human",
-    "IsolatedAgentDefinition": "runtime._isolation",
-    "IsolationError": "runtime._isolation",
-    "JUDGE_RULES": "roles._rules",
-    "Lineage": "runtime._lineage",
-    "Manifest": "runtime._manifest",
-    "NotesPaths": "go._continuity",
-    "ORACLE_RULES": "roles._rules",
-    "PLUGIN_DIR": "runtime._options",
-    "Runtime": "runtime._runtime",
-    "Step": "workflow._engine",
-    "StepAbort": "workflow._engine",
-    "StepResult": "runtime._result",
-    "StepRunner": "workflow._engine",
-    "UNVERIFIABLE_MARK": "roles._rules",
-    "VERDICT_SECTIONS": "roles._rules",
-    "VERDICT_STATES": "roles._rules",
-    "Verdict": "go._verdict",
-    "WORKER_RULES": "roles._rules",
-    "WakeState": "go._continuity",
-    "Workers": "runtime._events",
-    "Workflow": "workflow._engine",
-    "WorkflowError": "workflow._engine",
-    "answer_aside": "go._aside",
-    "archive_for_new": "go._continuity",
-    "aside_context": "go._aside",
-    "build_options": "runtime._options",
-    "clarify": "roles._catalogue",
-    "coordinator": "roles._catalogue",
-    "delegate_guard": "runtime._guards",
-    "is_overflow": "runtime._handoff",
-    "isolate_guard": "runtime._guards",
-    "judge": "roles._catalogue",
-    "main_thread_guard": "runtime._guards",
-    "merge_hooks": "runtime._guards",
-    "normalize": "runtime._events",
-    "oracle": "roles._catalogue",
-    "progress_line": "go._aside",
-    "record_overflow": "runtime._handoff",
-    "resolve_window": "runtime._handoff",
-    "route_eof": "go._routing",
-    "route_json": "go._routing",
-    "route_line": "go._routing",
-    "wake_banner": "go._continuity",
-    "wake_state": "go._continuity",
-    "whitelist_guard": "runtime._guards",
-    "worker": "roles._catalogue",
+    "AgentSpec": "runtime",
+    "AsideAnswer": "go",
+    "BRIEF_SECTIONS": "roles",
+    "Brief": "go",
+    "CLARIFIER_RULES": "roles",
+    "COORDINATOR_RULES": "roles",
+    "Channel": "runtime",
+    "CompactPolicy": "runtime",
+    "CredentialsError": "runtime",
+    "Event": "runtime",
+    "GOAL_SECTIONS": "roles",
+    "Goal": "go",
+    "HARNESS_SCHEDULERS": "runtime",
+    "Handoff": "runtime",
+    "HandoffPolicy": "runtime",
+    "HumanChannel": "go",
+    "IsolatedAgentDefinition": "runtime",
+    "IsolationError": "runtime",
+    "JUDGE_RULES": "roles",
+    "Lineage": "runtime",
+    "Manifest": "runtime",
+    "NotesPaths": "go",
+    "ORACLE_RULES": "roles",
+    "PLUGIN_DIR": "runtime",
+    "Runtime": "runtime",
+    "Step": "workflow",
+    "StepAbort": "workflow",
+    "StepResult": "runtime",
+    "StepRunner": "workflow",
+    "UNVERIFIABLE_MARK": "roles",
+    "VERDICT_SECTIONS": "roles",
+    "VERDICT_STATES": "roles",
+    "Verdict": "go",
+    "WORKER_RULES": "roles",
+    "WakeState": "go",
+    "Workers": "runtime",
+    "Workflow": "workflow",
+    "WorkflowError": "workflow",
+    "answer_aside": "go",
+    "archive_for_new": "go",
+    "aside_context": "go",
+    "build_options": "runtime",
+    "clarify": "roles",
+    "coordinator": "roles",
+    "delegate_guard": "runtime",
+    "is_overflow": "runtime",
+    "isolate_guard": "runtime",
+    "judge": "roles",
+    "main_thread_guard": "runtime",
+    "merge_hooks": "runtime",
+    "normalize": "runtime",
+    "oracle": "roles",
+    "progress_line": "go",
+    "record_overflow": "runtime",
+    "resolve_window": "runtime",
+    "route_eof": "go",
+    "route_json": "go",
+    "route_line": "go",
+    "wake_banner": "go",
+    "wake_state": "go",
+    "whitelist_guard": "runtime",
+    "worker": "roles",
 }
 
 if TYPE_CHECKING:
-    from .go._aside import AsideAnswer, answer_aside, aside_context, progress_line
-    from .go._brief import Brief
-    from .go._continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
-    from .go._goal import Goal
-    from .go._human import HumanChannel
-    from .go._routing import route_eof, route_json, route_line
-    from .go._verdict import Verdict
-    from .roles._catalogue import clarify, coordinator, judge, oracle, worker
-    from .roles._rules import (
+    from .go import (
+        AsideAnswer,
+        Brief,
+        Goal,
+        HumanChannel,
+        NotesPaths,
+        Verdict,
+        WakeState,
+        answer_aside,
+        archive_for_new,
+        aside_context,
+        progress_line,
+        route_eof,
+        route_json,
+        route_line,
+        wake_banner,
+        wake_state,
+    )
+    from .roles import (
         BRIEF_SECTIONS,
         CLARIFIER_RULES,
         COORDINATOR_RULES,
@@ -161,32 +171,49 @@ if TYPE_CHECKING:
         VERDICT_SECTIONS,
         VERDICT_STATES,
         WORKER_RULES,
+        clarify,
+        coordinator,
+        judge,
+        oracle,
+        worker,
     )
-    from .runtime._channel import Channel
-    from .runtime._events import Event, Workers, normalize
-    from .runtime._guards import (
+    from .runtime import (
         HARNESS_SCHEDULERS,
+        PLUGIN_DIR,
+        AgentSpec,
+        Channel,
+        CompactPolicy,
+        CredentialsError,
+        Event,
+        Handoff,
+        HandoffPolicy,
+        IsolatedAgentDefinition,
+        IsolationError,
+        Lineage,
+        Manifest,
+        Runtime,
+        StepResult,
+        Workers,
+        build_options,
         delegate_guard,
+        is_overflow,
         isolate_guard,
         main_thread_guard,
         merge_hooks,
+        normalize,
+        record_overflow,
+        resolve_window,
         whitelist_guard,
     )
-    from .runtime._handoff import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
-    from .runtime._isolation import IsolatedAgentDefinition, IsolationError
-    from .runtime._lineage import Lineage
-    from .runtime._manifest import Manifest
-    from .runtime._options import PLUGIN_DIR, build_options
-    from .runtime._result import StepResult
-    from .runtime._runtime import CredentialsError, Runtime
-    from .runtime._spec import AgentSpec, CompactPolicy
-    from .workflow._engine import Step, StepAbort, StepRunner, Workflow, WorkflowError
+    from .workflow import Step, StepAbort, StepRunner, Workflow, WorkflowError
+
+
+_load, _names = lazy_exports(__name__, _HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'flower_cli' has no attribute {name!r}")
-    value = getattr(import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from . import __version__
-from .cli._app import main as _main
-from .cli._update_notice import around_command
+from ._shared.version import __version__
+from .cli import around_command
+from .cli import main as _main
 
 __all__ = ["main"]
 

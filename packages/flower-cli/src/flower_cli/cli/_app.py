@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from .. import __version__
 from .._shared.exits import Exit, ExitCode
+from .._shared.version import __version__
 from ._argv import rewrite_argv
 from ._global_options import GlobalOptions
 
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # Usage errors (typer's own click, see failures.usage_error_type) and trouble with flower's files
         # that no command translated itself; anything else is a bug and keeps its traceback.
-        from ..runtime._failures import explain
+        from ..runtime import explain
         from ._argv import COMMANDS
 
         named = next((a for a in args if a in COMMANDS), None)
@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _leave(code: ExitCode, message: str) -> int:
     if message:
-        from ..view._render import sanitize
+        from ..view import sanitize
 
         sys.stderr.write(sanitize(message) + "\n")
     return _settled(int(code))
@@ -336,7 +336,7 @@ def _settled(code: int) -> int:
     (typer's own echo) is flushed here, so the interpreter's flush at exit cannot fail later with an
     "Exception ignored" report and exit status 120.
     """
-    from ..view._output import STDOUT
+    from ..view import STDOUT
 
     STDOUT.flush()
     failure = STDOUT.failure

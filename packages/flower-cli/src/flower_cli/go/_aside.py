@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime._events import Event
+from ..runtime import Event
 from ._continuity import NotesPaths
 
 if TYPE_CHECKING:
-    from ..runtime._runtime import Runtime
-    from ..runtime._spec import AgentSpec
+    from ..runtime import AgentSpec, Runtime
 
 __all__ = [
     "ASIDE_DIR",
@@ -83,7 +82,7 @@ class AsideAnswer:
 
 def aside_spec(max_budget_usd: float = 0.05) -> AgentSpec:
     """The aside's role: the read-only oracle, offered only `ASIDE_TOOLS`, refusing anything else, capped."""
-    from ..roles._catalogue import oracle
+    from ..roles import oracle
 
     spec = oracle(ASIDE_STEP, instructions=ASIDE_RULES, max_turns=_MAX_TURNS, max_budget_usd=max_budget_usd)
     return dataclasses.replace(
@@ -175,7 +174,7 @@ def _failure_line(error: str, max_budget_usd: float) -> str:
 def _open_runtime(workspace: Path, run_dir: Path) -> Runtime:
     import flower_resilience
 
-    from ..runtime._runtime import Runtime
+    from ..runtime import Runtime
 
     # No workbench (the aside reads the workspace, not the run's notes index), no handoff (one short
     # answer never fills a window), no retries (a side question fails fast rather than waiting out an outage).
@@ -189,7 +188,7 @@ def _open_runtime(workspace: Path, run_dir: Path) -> Runtime:
 
 
 def _setup_problem(exc: Exception, aside_dir: Path) -> str:
-    from ..runtime._failures import explain
+    from ..runtime import explain
 
     found = explain(exc, store=aside_dir / "sessions.db", elsewhere="point -r at another run dir")
     message = found[1] if found is not None else f"{type(exc).__name__}: {exc}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._shared.files import file_lock
-from ..runtime._lineage import Lineage
+from ..runtime import Lineage
 from ._brief import Brief
 from ._goal import Goal
 

@@ -37,15 +37,15 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from ..runtime._events import Event
+from ..runtime import Event
 from ._routing import Answer, Aside, Decline, Ignore, Invalid, SendMail, route_eof, route_json, route_line
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from ..runtime._runtime import Runtime
-    from ..view._render import Renderer
-    from ..workflow._engine import Ctx, Workflow
+    from ..runtime import Runtime
+    from ..view import Renderer
+    from ..workflow import Ctx, Workflow
     from ._human import HumanChannel
 
 __all__ = ["CtrlC", "EndOfInput", "GoDriver", "Line", "ask_aside", "line_mode_terminal", "split_input"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..runtime._events import Event
-from ..workflow._engine import Ctx, Step, StepAbort, Workflow
+from ..runtime import Event
+from ..workflow import Ctx, Step, StepAbort, Workflow
 from ._brief import Brief
 from ._continuity import NotesPaths
 from ._goal import Goal
@@ -31,7 +31,7 @@ from ._verdict import UNREACHABLE_OPTIONS, Verdict, unreachable_choice, unreacha
 if TYPE_CHECKING:
     from flower_workbench import Workbench
 
-    from ..runtime._result import StepResult
+    from ..runtime import StepResult
     from ._human import HumanChannel
 
 __all__ = [
@@ -91,7 +91,7 @@ def _emit(ctx: Ctx, event: Event) -> None:
 
 def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Workbench) -> Workflow:
     """The workflow ``flower go`` runs (it also serves a program that wants the same path)."""
-    from ..roles._catalogue import clarify, coordinator, judge, worker
+    from ..roles import clarify, coordinator, judge, worker
 
     paths = NotesPaths.of(workbench.notes)
     steps = [_clarify_step(settings, channel, paths, clarify)]

@@ -33,7 +33,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from ..runtime._events import Event
+from ..runtime import Event
 from ._brief import RUNNING_LABEL, Brief
 
 __all__ = [

@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 # so the SDK (needed for the worker type) can be imported at the top.
 from claude_agent_sdk import AgentDefinition, EffortLevel, PermissionMode
 
-from ..runtime._guards import main_thread_guard, merge_hooks
-from ..runtime._isolation import IsolatedAgentDefinition
-from ..runtime._spec import AgentSpec, CompactPolicy
+from ..runtime import AgentSpec, CompactPolicy, IsolatedAgentDefinition, main_thread_guard, merge_hooks
 from ._rules import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES, WORKER_RULES
 
 if TYPE_CHECKING:
-    from ..runtime._channel import Channel
+    from ..runtime import Channel
 
 __all__ = [
     "COORDINATOR_TOOLS",

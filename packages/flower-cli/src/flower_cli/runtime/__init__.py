@@ -1,1 +1,112 @@
-"""TODO"""
+"""How one agent session runs: the `Runtime` (retries, handoffs, interrupts, the manifest and lineage it
+keeps), what an agent is (`AgentSpec`, `build_options`), the event stream a UI reads, the hooks that wall
+roles in, worktree isolation, and the seams the layers above plug into (`Channel`, `EventSink`).
+
+Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._shared.lazy import lazy_exports
+
+__all__ = [
+    "AgentSpec",
+    "Channel",
+    "CompactPolicy",
+    "CredentialsError",
+    "Event",
+    "HARNESS_SCHEDULERS",
+    "Handoff",
+    "HandoffPolicy",
+    "IsolatedAgentDefinition",
+    "IsolationError",
+    "Lineage",
+    "Manifest",
+    "PLUGIN_DIR",
+    "Runtime",
+    "StepResult",
+    "Terminated",
+    "Workers",
+    "build_options",
+    "delegate_guard",
+    "describe_os_error",
+    "explain",
+    "is_overflow",
+    "isolate_guard",
+    "isolation_problem",
+    "main_thread_guard",
+    "merge_hooks",
+    "normalize",
+    "parse_token_count",
+    "record_overflow",
+    "resolve_window",
+    "whitelist_guard",
+]
+
+_HOMES = {
+    "AgentSpec": "_spec",
+    "Channel": "_channel",
+    "CompactPolicy": "_spec",
+    "CredentialsError": "_runtime",
+    "Event": "_events",
+    "HARNESS_SCHEDULERS": "_guards",
+    "Handoff": "_handoff",
+    "HandoffPolicy": "_handoff",
+    "IsolatedAgentDefinition": "_isolation",
+    "IsolationError": "_isolation",
+    "Lineage": "_lineage",
+    "Manifest": "_manifest",
+    "PLUGIN_DIR": "_options",
+    "Runtime": "_runtime",
+    "StepResult": "_result",
+    "Terminated": "_runtime",
+    "Workers": "_events",
+    "build_options": "_options",
+    "delegate_guard": "_guards",
+    "describe_os_error": "_failures",
+    "explain": "_failures",
+    "is_overflow": "_handoff",
+    "isolate_guard": "_guards",
+    "isolation_problem": "_isolation",
+    "main_thread_guard": "_guards",
+    "merge_hooks": "_guards",
+    "normalize": "_events",
+    "parse_token_count": "_handoff",
+    "record_overflow": "_handoff",
+    "resolve_window": "_handoff",
+    "whitelist_guard": "_guards",
+}
+
+_load, _names = lazy_exports(__name__, _HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()
+
+
+if TYPE_CHECKING:
+    from ._channel import Channel
+    from ._events import Event, Workers, normalize
+    from ._failures import describe_os_error, explain
+    from ._guards import (
+        HARNESS_SCHEDULERS,
+        delegate_guard,
+        isolate_guard,
+        main_thread_guard,
+        merge_hooks,
+        whitelist_guard,
+    )
+    from ._handoff import Handoff, HandoffPolicy, is_overflow, parse_token_count, record_overflow, resolve_window
+    from ._isolation import IsolatedAgentDefinition, IsolationError, isolation_problem
+    from ._lineage import Lineage
+    from ._manifest import Manifest
+    from ._options import PLUGIN_DIR, build_options
+    from ._result import StepResult
+    from ._runtime import CredentialsError, Runtime, Terminated
+    from ._spec import AgentSpec, CompactPolicy

@@ -16,7 +16,7 @@ import textwrap
 import time
 from typing import Any, TextIO
 
-from ..runtime._events import Event
+from ..runtime import Event
 
 __all__ = ["JsonRenderer", "Renderer", "sanitize"]
 

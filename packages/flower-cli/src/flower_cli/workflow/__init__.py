@@ -1,1 +1,43 @@
-"""TODO"""
+"""The workflow engine: `Step`s run in order by a `Workflow`, each a fresh session, a resume or a fork, with
+conditions, gates, retries and judged rounds.
+
+Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._shared.lazy import lazy_exports
+
+__all__ = [
+    "Ctx",
+    "Step",
+    "StepAbort",
+    "StepRunner",
+    "Workflow",
+    "WorkflowError",
+]
+
+_HOMES = {
+    "Ctx": "_engine",
+    "Step": "_engine",
+    "StepAbort": "_engine",
+    "StepRunner": "_engine",
+    "Workflow": "_engine",
+    "WorkflowError": "_engine",
+}
+
+_load, _names = lazy_exports(__name__, _HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()
+
+
+if TYPE_CHECKING:
+    from ._engine import Ctx, Step, StepAbort, StepRunner, Workflow, WorkflowError

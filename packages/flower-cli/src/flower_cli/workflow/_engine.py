@@ -36,15 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar, Union
 
-from ..runtime._events import Event
-from ..runtime._lineage import Lineage
-from ..runtime._result import StepResult
-from ..runtime._spec import AgentSpec
+from ..runtime import AgentSpec, Event, Lineage, StepResult
 
 if TYPE_CHECKING:
     from flower_workbench import Workbench
 
-    from ..runtime._channel import Channel
+    from ..runtime import Channel
 
 __all__ = [
     "Ctx",
@@ -196,7 +193,7 @@ class Workflow:
         Raises `WorkflowError` for a mistake in the workflow, naming the step (before anything runs when it
         can be seen up front, e.g. an isolated worker in a workspace that is not a git repository).
         """
-        from ..runtime._isolation import isolation_problem
+        from ..runtime import isolation_problem
 
         for step in self.steps:
             problem = isolation_problem(step.spec, runtime.workspace)

@@ -4,38 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..._shared.exits import Exit, ExitCode
-from ...view._output import STDOUT
-from ...view._render import JsonRenderer, Renderer
+from ...view import STDOUT, JsonRenderer, Renderer
 
 if TYPE_CHECKING:
-    from ...runtime._handoff import HandoffPolicy
-    from ...runtime._result import StepResult
-    from ...runtime._runtime import Runtime
+    from ...runtime import HandoffPolicy, Runtime, StepResult
     from .._global_options import GlobalOptions
 
 __all__ = [
-    "base_url_problem",
-    "ensure_credentials",
     "exit_code_for",
     "finish",
     "handoff_policy",
-    "interactive",
     "make_view",
     "open_runtime",
     "rescued",
-    "show_settings",
     "write_stdout",
 ]
-
-
-def interactive() -> bool:
-    return sys.stdin.isatty()
 
 
 def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
@@ -53,7 +41,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     the process dies of that signal. Ctrl-C records it and exits 130 saying where (``recorded``: "the step
     is", "the steps so far are"). The signal handlers are restored and the runtime closed on every path.
     """
-    from ...runtime._runtime import Runtime, Terminated
+    from ...runtime import Runtime, Terminated
 
     restore = runtime.install_signal_rescue()
     try:
@@ -78,7 +66,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     failed = runtime.manifest_error
     if failed is not None:
         # The step ran and its answer was shown; only its row is missing, and the user must know why.
-        from ...runtime._failures import describe_os_error
+        from ...runtime import describe_os_error
 
         named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
         problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
@@ -87,7 +75,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
 
 def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
     """``--window`` / ``--no-handoff`` as a policy, or a one-line usage `Exit` for a wrong value."""
-    from ...runtime._handoff import HandoffPolicy, parse_token_count
+    from ...runtime import HandoffPolicy, parse_token_count
 
     if no_handoff:
         if window is not None:
@@ -114,12 +102,12 @@ def open_runtime(
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
     not when its record cannot be written at the end.
     """
-    from ...runtime._runtime import Runtime
+    from ...runtime import Runtime
 
     try:
         opts.workspace.mkdir(parents=True, exist_ok=True)  # a missing workspace is created, as with -w new/
     except OSError as exc:
-        from ...runtime._failures import describe_os_error
+        from ...runtime import describe_os_error
 
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
@@ -141,7 +129,7 @@ def open_runtime(
 def _check_writable(directory: Path) -> None:
     import tempfile
 
-    from ...runtime._failures import describe_os_error
+    from ...runtime import describe_os_error
 
     def leave(problem: OSError) -> Exit:
         return Exit(ExitCode.CONFIG, describe_os_error(problem, "the run dir", elsewhere="point -r elsewhere"))
@@ -162,7 +150,7 @@ def _check_writable(directory: Path) -> None:
 
 def _explained(exc: Exception, db: Path | None) -> Exception:
     """``exc`` as a one-line `Exit` when a user can fix it; ``exc`` itself (a bug) otherwise."""
-    from ...runtime._failures import explain
+    from ...runtime import explain
 
     known = explain(exc, store=db)
     return exc if known is None else Exit(*known)
@@ -211,80 +199,11 @@ def finish(
     view.closing(runtime.total_cost(), str(runtime.manifest_path))
 
 
-def show_settings(view: Renderer) -> None:
-    import flower_env
-
-    for setting in flower_env.settings():
-        view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
-
-
-def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
-    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe)."""
-    import flower_env
-
-    flower_env.load_dotenv()
-    for note in flower_env.load_notes():
-        view.line(f"  ! {note}", "yellow")
-    url = os.environ.get("ANTHROPIC_BASE_URL")
-    wrong = base_url_problem(url) if url else None
-    if wrong:
-        # Caught here, before the run: the harness reports a bad address as a transient "Invalid URL", so
-        # the run would retry and wait for a network that is not the problem.
-        where = flower_env.source_of("ANTHROPIC_BASE_URL") or "the environment"
-        raise Exit(
-            ExitCode.CONFIG,
-            f"ANTHROPIC_BASE_URL (from {where}) {wrong}: fix that line, or run `flower setup` to reconfigure.",
-        )
-    problem = flower_env.check_credentials()
-    if problem:
-        if not interactive():
-            raise Exit(ExitCode.CONFIG, problem)
-        from .setup import interactive_setup
-
-        view.line("First run? One credential is all flower needs.", "yellow")
-        if not interactive_setup(view):
-            raise Exit(ExitCode.CONFIG, problem)
-    if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
-        return
-    for attempt in (1, 2):
-        view.line("- checking the credential…", "dim")
-        verdict = flower_env.probe_credentials()
-        if verdict.verdict in ("ok",):
-            return
-        if verdict.verdict == "net":
-            view.line(
-                f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)",
-                "dim",
-            )
-            return
-        what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
-        view.line(f"! {what}: {verdict.detail[:160]}", "red")
-        from .setup import interactive_setup
-
-        if attempt == 2 or not interactive_setup(view, reason="Let's fix it; it is checked again right after."):
-            raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")
-
-
-def base_url_problem(url: str) -> str | None:
-    """What is wrong with a gateway address (``None``: it is an http(s) URL with a host and a valid port)."""
-    from urllib.parse import urlsplit
-
-    shown = repr(url if len(url) <= 80 else url[:77] + "...")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
-        return f"is {shown}, not an http(s) URL such as https://gateway.example.com"
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or out of range
-    except ValueError as exc:
-        return f"is {shown}, whose port is not usable ({exc})"
-    return None
-
-
 def exit_code_for(result: StepResult) -> ExitCode:
     """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
     if result.ok:
         return ExitCode.DONE
-    from ...runtime._runtime import Runtime
+    from ...runtime import Runtime
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED

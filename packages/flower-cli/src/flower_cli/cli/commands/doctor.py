@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
-from ...view._render import Renderer
+from ...view import Renderer
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -79,7 +79,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
 
 def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> None:
     """The window handoffs are planned against, where it came from, and when a session hands off."""
-    from ...runtime._handoff import HandoffPolicy, resolve_window
+    from ...runtime import HandoffPolicy, resolve_window
 
     window = resolve_window(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
     policy = HandoffPolicy(window=window.tokens)

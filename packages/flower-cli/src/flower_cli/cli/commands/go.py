@@ -10,21 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    ensure_credentials,
     exit_code_for,
     finish,
     handoff_policy,
-    interactive,
     make_view,
     open_runtime,
     rescued,
-    show_settings,
 )
+from .credentials import ensure_credentials, interactive, show_settings
 
 if TYPE_CHECKING:
-    from ...runtime._result import StepResult
-    from ...view._render import Renderer
-    from ...workflow._engine import Ctx
+    from ...runtime import StepResult
+    from ...view import Renderer
+    from ...workflow import Ctx
     from .._global_options import GlobalOptions
 
 __all__ = ["GoOptions", "run_go"]
@@ -121,15 +119,24 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
         view.line(f"  ! {note}", "yellow", wrap=True)
     ensure_credentials(view)
 
-    from ...go._brief import WAKE_LABEL, Brief
-    from ...go._continuity import NotesPaths, archive_for_new, wake_banner, wake_state
-    from ...go._flow import CLARIFY, WORK, GoSettings, build_go_flow, go_workbench
-    from ...runtime._lineage import Lineage
+    from ...go import (
+        CLARIFY,
+        WAKE_LABEL,
+        WORK,
+        Brief,
+        GoSettings,
+        NotesPaths,
+        archive_for_new,
+        build_go_flow,
+        go_workbench,
+        wake_banner,
+        wake_state,
+    )
+    from ...runtime import Lineage
 
     if opts.isolate:
-        from ...roles._catalogue import worker
-        from ...runtime._isolation import isolation_problem
-        from ...runtime._spec import AgentSpec
+        from ...roles import worker
+        from ...runtime import AgentSpec, isolation_problem
 
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
         problem = isolation_problem(probe, g.workspace)
@@ -138,7 +145,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     try:
         workbench = go_workbench(g.workspace, isolate=opts.isolate)
     except OSError as exc:
-        from ...runtime._failures import describe_os_error
+        from ...runtime import describe_os_error
 
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workbench", elsewhere="point -w elsewhere")) from exc
     lineage_path = g.run_dir / "lineage.json"
@@ -174,7 +181,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
 
     paths = NotesPaths.of(workbench.notes)
     timeout_s = DEFAULT_TIMEOUT_S if opts.timeout is None else (None if math.isinf(opts.timeout) else opts.timeout)
-    from ...go._human import HumanChannel
+    from ...go import HumanChannel
 
     channel = HumanChannel(max_asks=opts.asks, timeout_s=timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
     amended = False
@@ -210,7 +217,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
             wrap=True,
         )
 
-    from ...go._driver import GoDriver
+    from ...go import GoDriver
 
     driver = GoDriver(
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
@@ -218,7 +225,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     with rescued(runtime, recorded="the step is"):
         import anyio
 
-        from ...workflow._engine import WorkflowError
+        from ...workflow import WorkflowError
 
         try:
             ctx = anyio.run(driver.run, workflow)
@@ -240,7 +247,7 @@ def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: A
 
 def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ctx, settings: Any, paths: Any) -> None:
     """The answer and the closing line; exit 0 when done, else the reason and where to look."""
-    from ...go._flow import WORK
+    from ...go import WORK
 
     results: dict[str, StepResult] = ctx.get("_results") or {}
     failed = ctx.get("_failed_at")

@@ -6,15 +6,14 @@ from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    ensure_credentials,
     exit_code_for,
     finish,
     handoff_policy,
     make_view,
     open_runtime,
     rescued,
-    show_settings,
 )
+from .credentials import ensure_credentials, show_settings
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -49,7 +48,7 @@ def run_once(
 
     import anyio
 
-    from ...runtime._spec import AgentSpec
+    from ...runtime import AgentSpec
     from .store import store_label
 
     allowed = [t.strip() for t in tools.split(",") if t.strip()]

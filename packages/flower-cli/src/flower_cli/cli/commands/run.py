@@ -10,18 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    ensure_credentials,
     exit_code_for,
     finish,
     handoff_policy,
     make_view,
     open_runtime,
     rescued,
-    show_settings,
 )
+from .credentials import ensure_credentials, show_settings
 
 if TYPE_CHECKING:
-    from ...workflow._engine import Workflow
+    from ...workflow import Workflow
     from .._global_options import GlobalOptions
 
 __all__ = ["load_target", "run_workflow"]
@@ -64,7 +63,7 @@ def load_target(target: str) -> Any:
 
 
 def _as_workflow(obj: Any, target: str) -> Workflow:
-    from ...workflow._engine import Workflow, WorkflowError
+    from ...workflow import Workflow, WorkflowError
 
     if isinstance(obj, Workflow):
         return obj
@@ -82,7 +81,7 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
 
 
 def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
-    from ...workflow._engine import WorkflowError
+    from ...workflow import WorkflowError
 
     handoff = handoff_policy(window, no_handoff)
     try:

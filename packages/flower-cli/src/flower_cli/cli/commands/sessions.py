@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
-from ...view._render import sanitize
+from ...view import sanitize
 from .common import write_stdout
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def _explained(exc: Exception, opts: GlobalOptions) -> Exception:
 
 
 def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
-    from ...runtime._manifest import Manifest
+    from ...runtime import Manifest
 
     out: dict[str, tuple[str, float]] = {}
     for row in Manifest(opts.run_dir / "manifest.json").rows():

@@ -3,66 +3,16 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
-from ...view._render import Renderer
-from .common import interactive
+from ...view import Renderer
+from .credentials import base_url_problem, interactive, interactive_setup, save
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
 
-__all__ = ["interactive_setup", "run_setup_command", "save"]
-
-
-def _ask(view: Renderer, question: str, hint: str) -> str:
-    view.line(f"{question}  {hint}")
-    sys.stderr.write("   > ")
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line.strip()
-
-
-def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> None:
-    import flower_env
-
-    try:
-        path = flower_env.write_user_env(flower_env.setup_values(token, base_url=base_url or None, model=model or None))
-    except (flower_env.EnvFileError, OSError) as exc:
-        # flower_env writes atomically: on failure the old .env is untouched, and the message says which file.
-        from ...runtime._failures import explain
-
-        known = explain(exc, elsewhere="set XDG_CONFIG_HOME to another folder")
-        raise (exc if known is None else Exit(*known)) from exc
-    flower_env.load_dotenv(path, override=True)
-    view.line(f"+ saved: {path} (readable only by you)", "green")
-
-
-def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
-    """Ask for token, gateway and model on the terminal. False when cancelled or there is no terminal."""
-    if not interactive():
-        return False
-    import flower_env
-
-    view.line("== configure flower " + "=" * 40, "bold")
-    if reason:
-        view.line(reason, "yellow")
-    view.line(f"Credentials are stored in {flower_env.user_env_path()} (mode 0600). Set once, works everywhere.")
-    try:
-        token = _ask(view, "1. Your API key or gateway token", "(Anthropic's sk-ant-…, or one a gateway issued)")
-        if not token:
-            view.line("No token given; cancelled.", "red")
-            return False
-        base_url = _ask(view, "2. Gateway address", "(Enter = Anthropic's API; a gateway: its base URL, without /v1)")
-        model = _ask(view, "3. Model name", "(Enter = default; a gateway with its own model names: give one)")
-    except (EOFError, KeyboardInterrupt):
-        view.line("Cancelled.", "red")
-        return False
-    save(view, token, base_url, model)
-    return True
+__all__ = ["run_setup_command"]
 
 
 def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str | None, model: str | None) -> None:
@@ -71,8 +21,6 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
     view = Renderer(verbose=opts.verbose)
     flower_env.load_dotenv()
     if base_url:
-        from .common import base_url_problem
-
         wrong = base_url_problem(base_url)
         if wrong:
             raise Exit(ExitCode.USAGE, f"--base-url {wrong}; nothing was saved.")

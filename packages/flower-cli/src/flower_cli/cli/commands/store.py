@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..._shared.exits import Exit, ExitCode
 
 if TYPE_CHECKING:
-    from ...view._render import Renderer
+    from ...view import Renderer
     from .._global_options import GlobalOptions
 
 __all__ = ["check_store", "check_store_url", "explained", "open_store", "sqlite_path", "store_label"]
@@ -74,7 +74,7 @@ def open_store(opts: GlobalOptions, *, read_only: bool = False) -> Any:
 
 def explained(exc: Exception, opts: GlobalOptions) -> Exception:
     """``exc`` as a one-line `Exit` when a user can fix it (a bad URL, an unusable store); ``exc`` otherwise."""
-    from ...runtime._failures import explain
+    from ...runtime import explain
 
     known = explain(exc, store=sqlite_path(opts))
     return exc if known is None else Exit(*known)
