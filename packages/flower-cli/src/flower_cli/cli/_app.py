@@ -308,10 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         return _leave(ExitCode.INTERRUPTED, "interrupted")
     except Exception as exc:
-        # Usage errors (typer's own click, see failures.usage_error_type) and trouble with flower's files
+        # Usage errors (typer's own click, see _usage.usage_error_type) and trouble with flower's files
         # that no command translated itself; anything else is a bug and keeps its traceback.
-        from ..runtime import explain
         from ._argv import COMMANDS
+        from ._usage import explain
 
         named = next((a for a in args if a in COMMANDS), None)
         known = explain(exc, command=f"flower {named}" if named else "flower")

@@ -1,9 +1,9 @@
 """What a user can cause or fix, said in one line with its exit code — never as a traceback.
 
-Two kinds of trouble reach the ``flower`` command as exceptions rather than as a failed step: the parser's
-usage errors (a mistyped option, a missing argument, a bad value) and trouble with the files flower keeps
-(the workspace, the run dir, its session store, a full disk, the user .env). `explain` turns each into
-(exit code, message); anything else is a bug in flower and keeps its traceback.
+Trouble with the files flower keeps (the workspace, the run dir, its session store, a full disk, the user
+.env) and with credentials reaches a caller as an exception rather than as a failed step. `explain` turns each
+into (exit code, message); anything else is a bug in flower and keeps its traceback. The command line's usage
+errors are explained beside its parser (`flower_cli.cli`).
 
 Imported only on an error path, so it may import what it needs.
 """
@@ -14,40 +14,13 @@ import errno
 import sqlite3
 from pathlib import Path
 
-import typer
-
 from .._shared.exits import ExitCode
 
-__all__ = ["describe_os_error", "describe_store_error", "describe_usage_error", "explain", "usage_error_type"]
+__all__ = ["describe_os_error", "describe_store_error", "explain"]
 
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _NOT_A_DIRECTORY = {errno.ENOTDIR, errno.EEXIST}
 _NOT_ALLOWED = {errno.EACCES, errno.EPERM}
-
-
-def usage_error_type() -> type[Exception]:
-    """The parser's usage-error class in the typer that is installed: the base of ``typer.BadParameter``.
-
-    typer carries its own copy of click since 0.26 (``typer._click``, a private module), so matching
-    ``click.ClickException`` — a different class, from the separately installed click if any — let every
-    mistyped option through as a traceback with exit 1. ``typer.BadParameter`` is public in every typer we
-    support, and its base is the usage error whether click is vendored or not (tests/cli pins that down).
-    """
-    base = typer.BadParameter.__base__
-    assert base is not None and issubclass(base, Exception)
-    return base
-
-
-def describe_usage_error(exc: Exception, command: str = "flower") -> str:
-    """``flower once: No such option: --bogus (see `flower once --help`)``: what is wrong, where to look.
-
-    ``command`` is used when the error does not carry its context (click raises some without one).
-    """
-    ctx = getattr(exc, "ctx", None)
-    command = getattr(ctx, "command_path", None) or command
-    format_message = getattr(exc, "format_message", None)
-    message = format_message() if callable(format_message) else str(exc)
-    return f"{command}: {_one_line(str(message))} (see `{command} --help`)"
 
 
 def describe_os_error(exc: OSError, what: str = "", *, elsewhere: str = "point -w/-r elsewhere") -> str:
@@ -101,15 +74,14 @@ def describe_store_error(exc: BaseException, db: Path | None = None) -> str:
 
 
 def explain(
-    exc: BaseException, *, store: Path | None = None, elsewhere: str = "point -w/-r elsewhere", command: str = "flower"
+    exc: BaseException, *, store: Path | None = None, elsewhere: str = "point -w/-r elsewhere"
 ) -> tuple[ExitCode, str] | None:
     """(exit code, one line) for trouble a user can cause or fix; None for a bug (keep its traceback).
 
     ``store`` names the session store when the caller knows it (SQLite's own errors do not say which file);
-    ``elsewhere`` is the way around a file problem for this command; ``command`` the command being parsed.
+    ``elsewhere`` is the way around a file problem for this command. The command line's own usage errors are
+    `flower_cli.cli`'s to explain (it knows the parser).
     """
-    if isinstance(exc, usage_error_type()):
-        return ExitCode.USAGE, describe_usage_error(exc, command)
     if _is_store_url_error(exc):  # a malformed --store / FLOWER_STORE_URL: the string typed is wrong
         return ExitCode.USAGE, _one_line(str(exc))
     if isinstance(exc, sqlite3.Error) or _is_store_error(exc):
