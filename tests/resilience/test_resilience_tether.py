@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -483,3 +484,20 @@ def test_an_sdk_app_killed_mid_tool_leaves_nothing_running_and_nothing_talking(
     # Nothing of the session is left to see the file, so nothing can ask the model anything any more.
     (workspace / "go").touch()
     assert len(claude_env.message_requests) == requests
+
+
+@pytest.mark.e2e
+def test_the_readme_tether_example_runs(
+    claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = Path(__file__).resolve().parents[2] / "packages" / "flower-resilience" / "README.md"
+    (block,) = [
+        b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), re.DOTALL) if "tethered_cli_path()" in b
+    ]
+    claude_env.script(Text("All green."))
+    monkeypatch.chdir(workspace)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the launcher goes under the test's HOME
+    exec(compile(block, str(readme), "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out == "result: All green.\n"
+    launchers = list((Path(os.environ["HOME"]) / ".cache" / "flower-resilience" / "tether").iterdir())
+    assert len(launchers) == 1 and is_tethered(launchers[0])  # it ran through the tether, in the test's HOME
