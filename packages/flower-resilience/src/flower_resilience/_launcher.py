@@ -118,6 +118,14 @@ def _private_temp_directory() -> Path:
     return path
 
 
+def _noexec(directory: Path) -> bool:
+    """Is ``directory`` on a filesystem mounted ``noexec`` (a hardened /tmp)? Then no launcher runs from it."""
+    try:
+        return bool(os.statvfs(directory).f_flag & getattr(os, "ST_NOEXEC", 0))
+    except OSError:
+        return False
+
+
 def _write_once(directory: Path, script: str) -> Path:
     digest = hashlib.sha256(script.encode()).hexdigest()[:16]
     path = directory / f"claude-tether-{digest}"
@@ -127,6 +135,8 @@ def _write_once(directory: Path, script: str) -> Path:
     except (OSError, UnicodeDecodeError):
         pass
     directory.mkdir(parents=True, exist_ok=True)
+    if _noexec(directory):
+        raise PermissionError(f"{directory} is on a noexec filesystem: a launcher there could not run")
     # Atomic: another process may be starting this very launcher; it sees the old file or the new, never half.
     fd, temp = tempfile.mkstemp(prefix=".claude-tether-", dir=directory)
     try:
@@ -148,8 +158,10 @@ def tethered_cli_path(
     started it dies, however it dies (``kill -9`` included).
 
     The launcher is written once into ``directory`` (default: ``$XDG_CACHE_HOME/flower-resilience/tether``,
-    else a private directory under the temp dir) and reused. On Windows nothing can be tethered: the real
-    path comes back unchanged. A launcher given as ``real`` comes back as is.
+    else a private directory under the temp dir) and reused; it runs the tether on this interpreter
+    (``sys.executable``). On Windows nothing can be tethered: the real path comes back unchanged. A launcher
+    given as ``real`` comes back as is. Raises ``FileNotFoundError`` or ``PermissionError`` (with what to do)
+    when ``real`` is missing or not executable, or no directory can hold an executable launcher.
     """
     if real is not None and is_tethered(real):
         return Path(os.fspath(real))
@@ -161,8 +173,13 @@ def tethered_cli_path(
         return _write_once(Path(directory), script)
     try:
         return _write_once(_cache_directory(), script)
-    except OSError:  # a read-only or missing home (a container): the temp dir
-        return _write_once(_private_temp_directory(), script)
+    except OSError as exc:  # a read-only, missing or noexec home (a container): the temp dir
+        try:
+            return _write_once(_private_temp_directory(), script)
+        except OSError:
+            raise PermissionError(
+                f"cannot write an executable Claude Code launcher ({exc}); pass tethered_cli_path(directory=...)"
+            ) from exc
 
 
 def tether(options: ClaudeAgentOptions, *, directory: str | os.PathLike[str] | None = None) -> ClaudeAgentOptions:
