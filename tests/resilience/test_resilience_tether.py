@@ -230,39 +230,49 @@ def test_any_death_of_the_parent_ends_the_tree(sh: str, started: Started, death:
     assert_all_end_within_a_second(family, time.monotonic())
 
 
-def test_a_thread_that_started_the_harness_may_end_and_the_harness_lives_on(sh: str, started: Started) -> None:
+def _waiting(pid: int) -> tuple[bool, str]:
+    """(asleep with no signal pending, the system call it sleeps in) for a process of ours."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = [line.split()[1] for line in status.splitlines() if line.startswith(("SigPnd", "ShdPnd"))]
+    syscall = Path(f"/proc/{pid}/syscall").read_text().split()[0]
+    return (_stat(pid) or [b"?"])[0] == b"S" and all(int(p, 16) == 0 for p in pending), syscall
+
+
+def test_a_thread_that_started_the_harness_may_end_and_the_harness_lives_on(py: str, started: Started) -> None:
     """PR_SET_PDEATHSIG fires when the parent *thread* ends (trio starts processes from worker threads that
     end when idle): that alone must not end the harness; the parent's death still must."""
     parent = start_parent(
         f"""
-        import subprocess, threading
-        started = []
+        import subprocess, sys, threading
+        go = threading.Event()
         def spawn():
-            started.append((subprocess.Popen([{sh!r}, "-c", {FAMILY!r}], stdout=subprocess.DEVNULL).pid,
-                            threading.get_native_id()))
+            launcher = subprocess.Popen([{py!r}, "-c", {LISTENER!r}], stdin=subprocess.DEVNULL)
+            print(launcher.pid, threading.get_native_id(), flush=True)
+            go.wait()
         worker = threading.Thread(target=spawn)
         worker.start()
+        sys.stdin.readline()
+        go.set()
         worker.join()
-        print(*started[0], flush=True)
         """,
         started,
+        stdin=subprocess.PIPE,
     )
     launcher, thread = map(int, read_line(parent).split())
-    wait_until(lambda: len(tree(parent.pid)) == 5, SETUP_DEADLINE_S, "the tree starts")
+    assert read_line(parent) == "ready"  # the harness runs: the tether has set its watch long since
     family = started.family(parent.pid)
-    # The thread's task is released after the kernel re-parented its children and sent the signal.
+    wait_until(lambda: _waiting(launcher)[0], SETUP_DEADLINE_S, "the tether waits")
+    idle_call = _waiting(launcher)[1]
+
+    assert parent.stdin is not None
+    parent.stdin.write(b"end the thread\n")
+    parent.stdin.flush()
+    # The thread's task is released after the kernel re-parented its children and signalled them.
     wait_until(lambda: not Path(f"/proc/{parent.pid}/task/{thread}").exists(), SETUP_DEADLINE_S, "thread gone")
-
-    def handled_and_waiting_again() -> bool:
-        status = Path(f"/proc/{launcher}/status").read_text()
-        pending = [line.split()[1] for line in status.splitlines() if line.startswith(("SigPnd", "ShdPnd"))]
-        syscall = Path(f"/proc/{launcher}/syscall").read_text().split()[0]
-        # select / pselect6 / poll / ppoll, asleep: it took the signal, looked, and went back to waiting.
-        state = (_stat(launcher) or [b"?"])[0]
-        return all(int(p, 16) == 0 for p in pending) and syscall in {"7", "23", "270", "271"} and state == b"S"
-
-    wait_until(handled_and_waiting_again, SETUP_DEADLINE_S, "the tether handles the signal and waits again")
-    assert all(alive(p) for p in family), "the end of the spawning thread ended the harness"
+    # No signal pending any more and asleep in its wait again: it took the signal, looked, and went back.
+    wait_until(lambda: _waiting(launcher) == (True, idle_call), SETUP_DEADLINE_S, "the tether waits again")
+    os.kill(launcher, signal.SIGUSR1)
+    assert read_line(parent) == "SIGUSR1", "the end of the spawning thread ended the harness"
 
     os.kill(parent.pid, signal.SIGKILL)
     assert_all_end_within_a_second(family, time.monotonic())
