@@ -278,6 +278,30 @@ def test_a_thread_that_started_the_harness_may_end_and_the_harness_lives_on(py: 
     assert_all_end_within_a_second(family, time.monotonic())
 
 
+def test_the_portable_watch_for_macos_and_bsd_ends_the_tree_too(tmp_path: Path, started: Started) -> None:
+    """The path taken where there is no prctl, run here by making the tether believe it is on macOS: the
+    parent's death is seen by polling getppid(), and the tree is read from ``ps`` (no subreaper: only a
+    process still in the tree is reached, so no orphan in this family)."""
+    tether_py = Path(tethered_cli_path.__code__.co_filename).with_name("_tether.py")
+    portable = tmp_path / "portable-tether"
+    code = f"import runpy, sys; sys.platform = 'darwin'; runpy.run_path({str(tether_py)!r}, run_name='__main__')"
+    portable.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S -c "{code}" /bin/sh "$@"\n')
+    portable.chmod(0o755)
+    parent = start_parent(
+        f"""
+        import subprocess
+        subprocess.Popen([{str(portable)!r}, "-c", "sleep 301 & sleep 302 & wait"], stdout=subprocess.DEVNULL)
+        print("started", flush=True)
+        """,
+        started,
+    )
+    read_line(parent)
+    wait_until(lambda: len(tree(parent.pid)) == 4, SETUP_DEADLINE_S, "the harness and its 2 sleeps start")
+    family = started.family(parent.pid)
+    os.kill(parent.pid, signal.SIGKILL)
+    assert_all_end_within_a_second(family, time.monotonic())
+
+
 def test_sigkill_of_the_tether_itself_takes_the_harness_with_it(sh: str, started: Started) -> None:
     """The SDK's last resort in close() is SIGKILL to the process it started, which is now the tether."""
     launcher = subprocess.Popen([sh, "-c", "exec sleep 300"], stdin=subprocess.DEVNULL)
