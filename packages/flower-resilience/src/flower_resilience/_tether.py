@@ -23,8 +23,8 @@ How it hears its parent die, and finds the descendants:
 - **Elsewhere** (macOS, BSD): ``getppid()`` is polled every 0.1 s; at the parent's death the live tree is
   read from ``ps`` and SIGKILLed. A process already orphaned before then (a daemon) is out of reach.
 
-This file imports nothing but the standard library, and only what it needs (``-S``: no site-packages): it
-must start in a few milliseconds before Claude Code does.
+This file imports nothing but the standard library, and only what it needs (``-S``: no site-packages):
+it runs before Claude Code starts, so its start-up is added to every session's (about 20 ms, see the README).
 """
 
 from __future__ import annotations
