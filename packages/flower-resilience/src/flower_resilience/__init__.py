@@ -1,10 +1,12 @@
-"""flower-resilience: free network probes, honest error classification, resume-instead-of-restart.
+"""flower-resilience: free network probes, honest error classification, resume-instead-of-restart, and a
+tether that ends Claude Code (and all it started) when the app that started it dies.
 
 Importing this package does not import ``claude_agent_sdk`` (slow to import); the wrapper imports it when a
 run starts.
 """
 
 from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
+from ._launcher import default_cli_path, is_tethered, tether, tethered_cli_path
 from ._policy import RESUME_PROMPT, Resilience, human_wait
 from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, wait_online
 from ._query import EventHandler, QueryFunction, ResilientQuery, is_synthetic, resilient_query
@@ -28,14 +30,18 @@ __all__ = [
     "ResilientQuery",
     "__version__",
     "classify",
+    "default_cli_path",
     "endpoint",
     "http_status",
     "human_wait",
     "is_pushback",
     "is_synthetic",
+    "is_tethered",
     "reachable",
     "reachable_sync",
     "resilient_query",
     "retry_hint",
+    "tether",
+    "tethered_cli_path",
     "wait_online",
 ]
