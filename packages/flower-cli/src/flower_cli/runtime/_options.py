@@ -39,13 +39,16 @@ def build_options(
     hooks: dict[str, list[Any]] | None = None,
     env: dict[str, str] | None = None,
     flush: str = "eager",
+    tethered: bool = True,
 ) -> Any:
     """Build the SDK options for one attempt of ``spec``.
 
     The role's instructions are **appended** to Claude Code's own system prompt, never replacing it.
     ``portable`` reads no user or project settings (``setting_sources=[]``), so a run behaves the same on
     every machine. ``fork`` and ``resume_at`` only mean something with ``resume``; without it they are
-    ignored with a warning.
+    ignored with a warning. ``tethered`` starts the harness through flower-resilience's tether, so it and
+    everything it starts end when this process dies, however it dies (a harness outliving flower would go on
+    acting on the session with nothing recording it).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -89,4 +92,9 @@ def build_options(
             values["resume_session_at"] = resume_at
     elif fork or resume_at:
         warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=2)
-    return ClaudeAgentOptions(**values)
+    options = ClaudeAgentOptions(**values)
+    if not tethered:
+        return options
+    import flower_resilience
+
+    return flower_resilience.tether(options)
