@@ -6,6 +6,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from flower_cli import Lineage, Manifest, StepResult
 
 
@@ -88,3 +90,19 @@ def test_lineage_bump_counts_wakes(tmp_path: Path) -> None:
     lin = Lineage.open(tmp_path, tmp_path)
     assert lin.bump() == 1 and lin.bump() == 2
     assert json.loads((tmp_path / "lineage.json").read_text())["woke"] == 2
+
+
+@pytest.mark.parametrize("content", ["{not json", '["a list"]', '{"steps": "not a mapping"}'])
+def test_corrupt_lineage_is_moved_aside_with_a_note_not_overwritten(tmp_path: Path, content: str) -> None:
+    (tmp_path / "lineage.json").write_text(content)
+    lineage = Lineage(tmp_path / "lineage.json", tmp_path)
+    assert lineage.steps == {} and lineage.note is not None
+    assert (tmp_path / "lineage.json").read_text() == content, "reading changes nothing"
+    lineage.remember("draft", "sid-1")
+    (kept,) = tmp_path.glob("lineage.json.corrupt-*")
+    assert kept.read_text() == content
+    assert json.loads((tmp_path / "lineage.json").read_text())["steps"] == {"draft": "sid-1"}
+    (note,) = lineage.notes
+    assert kept.name in note and "started a new lineage" in note
+    lineage.remember("polish", "sid-2")
+    assert len(lineage.notes) == 1 and len(list(tmp_path.glob("lineage.json.corrupt-*"))) == 1

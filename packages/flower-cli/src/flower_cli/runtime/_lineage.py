@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._shared.files import atomic_write_text, file_lock, read_json
+from .._shared.files import atomic_write_text, file_lock, move_aside, read_json
 
 __all__ = ["Lineage"]
 
@@ -17,13 +17,16 @@ class Lineage:
     Every change re-reads the file under a lock and updates only what it changes, so parallel runs in one
     run dir add their steps instead of clobbering each other's (an original bug). A file recorded for a
     different workspace path means "no lineage": the SDK's project key is derived from the path, so those
-    sessions cannot be found from here; ``note`` explains it (shown under ``-v``).
+    sessions cannot be found from here; ``note`` explains it (shown under ``-v``). A file that cannot be read
+    as lineage is moved aside (``lineage.json.corrupt-<time>``) by the first write, never overwritten, and
+    ``notes`` says where it went (shown to the user, as the manifest's are).
     """
 
     def __init__(self, path: Path, workspace: Path) -> None:
         self.path = Path(path)
         self.workspace = str(Path(workspace).resolve())
         self.note: str | None = None
+        self.notes: list[str] = []
         data = self._read()
         self.steps: dict[str, str] = dict(data["steps"])
         self.woke: int = int(data["woke"])
@@ -32,16 +35,24 @@ class Lineage:
     def open(cls, run_dir: Path, workspace: Path) -> Lineage:
         return cls(Path(run_dir) / "lineage.json", workspace)
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self, *, keep_corrupt: bool = False) -> dict[str, Any]:
+        """The lineage on disk; with ``keep_corrupt`` (a write is about to follow, under the lock) a file that is
+        not lineage is first moved aside so the write cannot destroy what it held."""
         empty: dict[str, Any] = {"workspace": self.workspace, "woke": 0, "steps": {}}
         data, problem = read_json(self.path)
+        if problem is None and data is not None:
+            if not isinstance(data, dict) or not isinstance(data.get("steps", {}), dict):
+                problem = "not lineage (an unexpected shape)"
         if problem:
             self.note = f"{self.path} is {problem}; starting without lineage"
+            if keep_corrupt and self.path.exists():
+                moved = move_aside(self.path)
+                self.notes.append(
+                    f"{self.path} was {problem}; kept it as {moved.name} and started a new lineage "
+                    "(each step starts a new session)"
+                )
             return empty
         if data is None:
-            return empty
-        if not isinstance(data, dict) or not isinstance(data.get("steps", {}), dict):
-            self.note = f"{self.path} has an unexpected shape; starting without lineage"
             return empty
         if data.get("workspace") != self.workspace:
             self.note = (
@@ -55,7 +66,7 @@ class Lineage:
 
     def _update(self, change: Any) -> None:
         with file_lock(self.path):
-            current = self._read()
+            current = self._read(keep_corrupt=True)
             change(current)
             self.steps, self.woke = dict(current["steps"]), int(current["woke"])
             atomic_write_text(self.path, json.dumps(current, ensure_ascii=False, indent=2) + "\n")

@@ -219,6 +219,9 @@ class Workflow:
             lineage = Lineage.open(runtime.run_dir, runtime.workspace)
             ctx["_lineage"] = lineage
             ctx["_woke"] = lineage.bump()
+            for note in lineage.notes:  # a corrupt lineage.json was moved aside: the user is told where
+                if on_event is not None:
+                    on_event(Event("notice", note, payload={"lineage": True}))
             for step_name, sid in lineage.steps.items():
                 if runtime.has_session(sid):
                     sessions.setdefault(step_name, sid)
