@@ -53,7 +53,7 @@ __all__ = [
     "LeaseRow",
     "SessionLeases",
     "acquire_decision",
-    "check_fence",
+    "fence_error",
     "release_decision",
     "renew_decision",
     "ttl_ms",
@@ -270,10 +270,13 @@ def release_decision(lease: Lease) -> Decision:
     return decide
 
 
-def check_fence(lease: Lease, stored: LeaseRow | None, now: int) -> None:
-    """Raise `LeaseLost` unless ``lease`` still holds the session's stored epoch (see the module: epochs only)."""
-    if stored is None or stored.epoch != lease.epoch:
-        raise _lost(lease, stored, now, "append")
+def fence_error(lease: Lease, stored: LeaseRow | None, now: int) -> LeaseLost:
+    """What a fenced append raises when the stored epoch is not ``lease``'s (see the module: epochs only).
+
+    The backends compare the bare epoch in the append's transaction (the hot path reads one column) and read
+    the whole row for this message only when the fence refuses.
+    """
+    return _lost(lease, stored, now, "append")
 
 
 def _granted(owner: LeaseOwner, epoch: int, now: int, ttl: int) -> LeaseRow:

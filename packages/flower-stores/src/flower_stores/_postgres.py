@@ -52,7 +52,7 @@ from claude_agent_sdk import (
 )
 
 from ._common import StoreError, context_tokens, dumps, fold_summary, prefix_range, store_key
-from ._lease import Decision, Lease, LeaseRow, check_fence
+from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
 
 if TYPE_CHECKING:
@@ -444,14 +444,17 @@ class PostgresSessionStore(LeaseMethods):
             # takeover committed before it is seen. Pipelined with the rest: no extra round trip; a stale epoch
             # rolls the whole transaction back below.
             fence = (
-                conn.execute(sql.lease_row_now, (key["project_key"], key["session_id"])) if lease is not None else None
+                conn.execute(sql.lease_epoch, (key["project_key"], key["session_id"])) if lease is not None else None
             )
             conn.execute(sql.lock_key, (k,))
             inserted = conn.execute(sql.insert, {"k": k, "uids": uids, "payloads": payloads})
             summary = conn.execute(sql.summary, (key["project_key"], key["session_id"])) if main else None
             pipeline.sync()
-            if fence is not None and lease is not None:
-                check_fence(lease, *_lease_and_now(fence.fetchone()))  # raises LeaseLost: the transaction rolls back
+            if fence is not None and lease is not None and fence.fetchone() != (lease.epoch,):
+                # Refused: the message names who took over (read now, still under the lock); raising rolls the
+                # whole transaction back, so nothing of the batch is written.
+                found = conn.execute(sql.lease_row_now, (key["project_key"], key["session_id"])).fetchone()
+                raise fence_error(lease, *_lease_and_now(found))
             count, mtime, new_uids = inserted.fetchone() or (0, 0, None)
             if not count:
                 # A replayed batch: nothing new, so no new mtime (the meta update rolls back) and no fold.
@@ -703,6 +706,7 @@ class _Statements:
             f"(SELECT {_LEASE_COLUMNS} FROM {s}.leases WHERE project_key = %s AND session_id = %s"
         )
         self.lease_row_now = lease_row + ") l ON true"
+        self.lease_epoch = f"SELECT epoch FROM {s}.leases WHERE project_key = %s AND session_id = %s"
         self.lease_row_now_for_update = lease_row + " FOR UPDATE) l ON true"
         self.write_lease = (
             f"INSERT INTO {s}.leases (project_key, session_id, {_LEASE_COLUMNS}) "

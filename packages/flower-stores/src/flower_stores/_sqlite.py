@@ -39,7 +39,7 @@ from claude_agent_sdk import (
 from ._common import StoreError, context_tokens, fold_summary, parsed, store_key
 from ._common import dumps as _dumps
 from ._common import prefix_range as _prefix_range
-from ._lease import Decision, Lease, LeaseRow, check_fence
+from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
 
 __all__ = ["SqliteSessionStore", "StoreError"]
@@ -302,7 +302,7 @@ class SqliteSessionStore(LeaseMethods):
         with self._transaction() as db:
             if lease is not None:
                 # Under the write lock, so no acquire can commit between this check and the insert below.
-                check_fence(lease, self._lease_row(db, key["project_key"], key["session_id"]), _now_ms())
+                self._check_fence(db, lease)
             if seen:
                 stored = self._stored_uids(db, k, seen)
                 if stored:
@@ -519,6 +519,13 @@ class SqliteSessionStore(LeaseMethods):
             if self.read_only and "no such table" in str(exc):
                 return None, _now_ms()  # a file from before leases, opened read-only: nobody ever leased here
             raise
+
+    def _check_fence(self, db: sqlite3.Connection, lease: Lease) -> None:
+        row = db.execute(
+            "SELECT epoch FROM leases WHERE project_key = ? AND session_id = ?", (lease.project_key, lease.session_id)
+        ).fetchone()
+        if row is None or row[0] != lease.epoch:
+            raise fence_error(lease, self._lease_row(db, lease.project_key, lease.session_id), _now_ms())
 
     @staticmethod
     def _lease_row(db: sqlite3.Connection, project_key: str, session_id: str) -> LeaseRow | None:
