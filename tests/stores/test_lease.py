@@ -29,6 +29,7 @@ from flower_stores import (
     StoreError,
     TrimmingSessionStore,
     TrimPolicy,
+    hold_lease,
     trim_report,
 )
 
@@ -312,3 +313,66 @@ async def test_a_postgres_schema_from_before_leases_is_migrated_by_a_writer(pg_s
     assert len(await writer.load(KEY) or []) == 4 and await reader.read_lease("-ws", SID) == lease
     with psycopg.connect(pg_url) as conn:
         assert conn.execute(f'SELECT value FROM "{store.schema}".store_info').fetchone() == ("2",)
+
+
+# --- hold_lease: acquire, keep renewed, stop the work when lost, release ------------------------------------
+
+
+async def test_hold_lease_renews_while_the_work_runs_and_releases_after(make: Callable[[], Any]) -> None:
+    store = make()
+    async with hold_lease(store, "-ws", SID, A, ttl=0.3) as view:
+        first = view.lease
+        await anyio.sleep(0.7)  # more than twice the ttl: only renewals keep it
+        assert view.lease.epoch == first.epoch and view.lease.expires_at > first.expires_at
+        assert await store.read_lease("-ws", SID) is not None
+        with pytest.raises(LeaseHeld):
+            await store.acquire_lease("-ws", SID, B)
+        await view.append(KEY, _entries("held", 1))
+    assert await store.read_lease("-ws", SID) is None  # released: the next driver need not wait
+    assert (await store.acquire_lease("-ws", SID, B)).epoch == first.epoch + 1
+
+
+async def test_hold_lease_stops_the_work_when_the_lease_is_lost(make: Callable[[], Any]) -> None:
+    store = make()
+    reached: list[str] = []
+    with pytest.raises(LeaseLost, match="taken over at epoch 2 by box-b"):
+        async with hold_lease(store, "-ws", SID, A, ttl=0.3) as view:
+            await store.release_lease(view.lease)  # as if it had lapsed while this process was frozen ...
+            await store.acquire_lease("-ws", SID, B)  # ... and another took the session over
+            reached.append("taken over")
+            await anyio.sleep(5)  # the work goes on until the next renewal finds out
+            reached.append("never")
+    assert reached == ["taken over"]
+    current = await store.read_lease("-ws", SID)
+    assert current is not None and current.owner == B  # the new holder's lease is left alone (not released)
+
+
+async def test_hold_lease_lets_the_works_own_error_through_and_still_releases(make: Callable[[], Any]) -> None:
+    store = make()
+    with pytest.raises(KeyError, match="the work's own"):
+        async with hold_lease(store, "-ws", SID, A):
+            raise KeyError("the work's own")  # not wrapped in an ExceptionGroup
+    assert await store.read_lease("-ws", SID) is None
+    with pytest.raises(LeaseHeld):  # acquiring fails before the body runs
+        async with hold_lease(store, "-ws", "another", A), hold_lease(store, "-ws", "another", B):
+            pass
+    with anyio.move_on_after(0.2):  # cancelled from outside: released all the same
+        async with hold_lease(store, "-ws", SID, A):
+            await anyio.sleep(5)
+    assert await store.read_lease("-ws", SID) is None
+
+
+def test_hold_lease_under_trio(tmp_path: Path) -> None:
+    async def main() -> None:
+        with SqliteSessionStore(tmp_path / "sessions.db") as store:
+            async with hold_lease(store, "-ws", SID, A, ttl=0.15) as view:
+                await anyio.sleep(0.4)
+                await view.append(KEY, _entries("trio", 1))
+            assert await store.read_lease("-ws", SID) is None
+            with pytest.raises(LeaseLost):
+                async with hold_lease(store, "-ws", SID, A, ttl=0.15) as view:
+                    await store.release_lease(view.lease)
+                    await store.acquire_lease("-ws", SID, B)
+                    await anyio.sleep(5)
+
+    anyio.run(main, backend="trio")

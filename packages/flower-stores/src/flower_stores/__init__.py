@@ -18,6 +18,7 @@ from ._common import StoreError
 from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
 from ._fenced import FencedSessionStore
+from ._hold import hold_lease
 from ._index import QueryNotSupported, SessionIndex, session_index
 from ._layers import PruningSessionStore, TrimmingSessionStore
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, LeaseOwner, SessionLeases
@@ -60,6 +61,7 @@ __all__ = [
     "describe_store_url",
     "expire",
     "heal_orphans",
+    "hold_lease",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
