@@ -80,3 +80,39 @@ def test_the_postgres_example_holds(pg_url: str, tmp_path: Path, capsys: pytest.
     printed = re.search(r"\)\)\s+# (\d+ \w+):", block)
     assert printed is not None
     assert capsys.readouterr().out.strip() == printed.group(1)
+
+
+def _printed(block: str) -> list[str]:
+    """What the block says it prints: the ``# ...`` comment of every ``print(...)`` line that has one."""
+    return re.findall(r"^\s*(?:except .*:\s*)?print\(.*\)\s+# (.*)$", block, re.MULTILINE)
+
+
+def test_the_lease_example_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = _python_blocks()[3]
+    assert "acquire_lease" in block and "hold_lease" in block
+    monkeypatch.chdir(tmp_path)  # its sessions.db goes to the current directory
+    exec(compile(block, str(README), "exec"), {"__name__": "readme"})
+    assert (
+        capsys.readouterr().out.splitlines()
+        == _printed(block)
+        == [
+            "refused: nightly-42 1",
+            "fenced out at epoch 2 - stored: 1",
+            "driving at epoch 3",
+        ]
+    )
+
+
+def test_the_session_index_example_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = _python_blocks()[4]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, str(README), "exec"), {"__name__": "readme"})
+    assert (
+        capsys.readouterr().out.splitlines()
+        == _printed(block)
+        == ["True True True", "3052 (1, 1)", "QueryNotSupported"]
+    )

@@ -37,12 +37,27 @@ async def test_schema_is_the_seeds(db: Path) -> None:
     with SqliteSessionStore(db):
         pass
     tables = dict(_rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"))
-    assert set(tables) == {"entries", "meta", "summaries", "entries_uid"}
-    columns = {t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in ("entries", "meta", "summaries")}
+    # The seed's three tables and index, and the session lease's table (one driver per session).
+    assert set(tables) == {"entries", "meta", "summaries", "entries_uid", "leases"}
+    columns = {
+        t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in ("entries", "meta", "summaries", "leases")
+    }
     assert columns == {
         "entries": ["store_key", "seq", "uid", "payload"],
         "meta": ["store_key", "mtime", "next_seq"],
         "summaries": ["project_key", "session_id", "mtime", "data"],
+        "leases": [
+            "project_key",
+            "session_id",
+            "epoch",
+            "host",
+            "pid",
+            "run_id",
+            "acquired_at",
+            "renewed_at",
+            "expires_at",
+            "released",
+        ],
     }
     assert "UNIQUE INDEX" in tables["entries_uid"] and "WHERE uid IS NOT NULL" in tables["entries_uid"]
     assert _rows(db, "PRAGMA journal_mode") == [("wal",)]

@@ -6,13 +6,22 @@
 returns — what a resumed session feeds back to the model — never the stored copy. The rewrite steps are
 public pure functions (`expire`, `trim`, `prune`, `relink`, `heal_orphans`, `rewrite`) for apps with their
 own store.
+
+`SessionIndex` is the typed seam for what flower asks a store beyond the SDK protocol (``has_session``,
+``has_entry``, ``last_context``, ``counts``, ``where``); the layers answer it over any backend, and
+`session_index` gives it for a bare store. The session lease (`Lease`, ``store.acquire_lease(…)``,
+`FencedSessionStore`) makes one process the driver of a session and fences out a superseded one's appends.
 """
 
 from ._chain import heal_orphans, relink
 from ._common import StoreError
 from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
+from ._fenced import FencedSessionStore
+from ._hold import hold_lease
+from ._index import QueryNotSupported, SessionIndex, session_index
 from ._layers import PruningSessionStore, TrimmingSessionStore
+from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, LeaseOwner, SessionLeases
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._postgres import PostgresSessionStore
 from ._prune import is_api_error, is_interrupted, prune
@@ -26,12 +35,22 @@ from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_u
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LEASE_TTL",
     "EphemeralPolicy",
+    "FencedSessionStore",
+    "Lease",
+    "LeaseError",
+    "LeaseHeld",
+    "LeaseLost",
+    "LeaseOwner",
     "LoadReport",
     "PostgresSessionStore",
     "PrunePolicy",
     "PruningSessionStore",
+    "QueryNotSupported",
     "Rewritten",
+    "SessionIndex",
+    "SessionLeases",
     "SqliteSessionStore",
     "StoreError",
     "StoreUrlError",
@@ -42,6 +61,7 @@ __all__ = [
     "describe_store_url",
     "expire",
     "heal_orphans",
+    "hold_lease",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
@@ -50,6 +70,7 @@ __all__ = [
     "prune",
     "relink",
     "rewrite",
+    "session_index",
     "spill_path",
     "store_from_url",
     "trim",

@@ -14,7 +14,16 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 
-__all__ = ["StoreError", "context_tokens", "dumps", "fold_summary", "parsed", "prefix_range", "store_key"]
+__all__ = [
+    "StoreError",
+    "context_tokens",
+    "dumps",
+    "fold_summary",
+    "parsed",
+    "prefix_range",
+    "store_key",
+    "usage_tokens",
+]
 
 
 class StoreError(RuntimeError):
@@ -146,19 +155,24 @@ def context_tokens(payloads: Any) -> int:
             entry = json.loads(payload)
         except ValueError:
             continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        usage = message.get("usage") if isinstance(message, dict) else None
-        if not isinstance(usage, dict):
-            continue
-        total = sum(
-            v
-            for v in (
-                usage.get("input_tokens"),
-                usage.get("cache_read_input_tokens"),
-                usage.get("cache_creation_input_tokens"),
-            )
-            if isinstance(v, int) and not isinstance(v, bool)
-        )
+        total = usage_tokens(entry)
         if total:
             return total
     return 0
+
+
+def usage_tokens(entry: Any) -> int:
+    """Input + cache-read + cache-creation tokens of one parsed entry's ``message.usage`` (0 if it has none)."""
+    message = entry.get("message") if isinstance(entry, dict) else None
+    usage = message.get("usage") if isinstance(message, dict) else None
+    if not isinstance(usage, dict):
+        return 0
+    return sum(
+        v
+        for v in (
+            usage.get("input_tokens"),
+            usage.get("cache_read_input_tokens"),
+            usage.get("cache_creation_input_tokens"),
+        )
+        if isinstance(v, int) and not isinstance(v, bool)
+    )

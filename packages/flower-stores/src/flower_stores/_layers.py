@@ -6,16 +6,14 @@ wrap a backend — a path (then a `SqliteSessionStore` is built), a store URL (`
 ``SessionStore`` protocol (`InMemorySessionStore`, Postgres, your Redis adapter). ``append`` and every optional
 method go straight through; only what ``load`` returns is rewritten, and the stored copy is never modified.
 
-The SDK decides which optional methods a store has by probing (``getattr`` on the instance, then comparing
-the class attribute with the protocol's ``NotImplementedError`` default — see ``_store_implements`` in the
-SDK). A wrapper that defined all of them would claim, say, ``list_subkeys`` for a backend without it and
-make every resume fail. So each wrapper instance is of a variant class that has exactly the optional
-methods its backend has.
+The SDK probes a store for its optional methods, so a layer has exactly the optional methods of its backend
+(see `_passthrough`), and the lease methods when the backend grants leases. The `SessionIndex` questions
+(``has_session``, ``has_entry``, ``last_context``, ``counts``, ``where``) are always there: delegated to a
+backend that answers them, computed from its SDK protocol otherwise (see `_index`).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
@@ -23,9 +21,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
+from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ._engine import rewrite_once
+from ._index import SessionIndex, session_index
+from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseOwner
+from ._passthrough import OPTIONAL_METHODS, capabilities, variant
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._postgres import PostgresSessionStore
 from ._report import LoadReport
@@ -36,102 +37,17 @@ from ._url import is_store_url, store_from_url
 if TYPE_CHECKING:
     from claude_agent_sdk import SessionListSubkeysKey, SessionStoreListEntry, SessionSummaryEntry
 
+    from ._fenced import FencedSessionStore
+
 __all__ = ["PruningSessionStore", "TrimmingSessionStore"]
 
-OPTIONAL_METHODS = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
-SYNC_HELPERS = ("projects", "has_session", "has_entry", "last_context")
-
-
-def implements(store: Any, method: str) -> bool:
-    """The SDK's own test: present, and not the protocol's ``NotImplementedError`` default."""
-    if getattr(store, method, None) is None:
-        return False
-    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
-
-
-class _ListSessions:
-    backend: Any
-
-    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
-        return await self.backend.list_sessions(project_key)  # type: ignore[no-any-return]
-
-
-class _ListSessionSummaries:
-    backend: Any
-
-    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
-        return await self.backend.list_session_summaries(project_key)  # type: ignore[no-any-return]
-
-
-class _Delete:
-    backend: Any
-
-    async def delete(self, key: SessionKey) -> None:
-        await self.backend.delete(key)
-
-
-class _ListSubkeys:
-    backend: Any
-
-    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        return await self.backend.list_subkeys(key)  # type: ignore[no-any-return]
-
-
-class _Projects:
-    backend: Any
-
-    def projects(self) -> list[str]:
-        return self.backend.projects()  # type: ignore[no-any-return]
-
-
-class _HasSession:
-    backend: Any
-
-    def has_session(self, project_key: str, session_id: str) -> bool:
-        return self.backend.has_session(project_key, session_id)  # type: ignore[no-any-return]
-
-
-class _HasEntry:
-    backend: Any
-
-    def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
-        return self.backend.has_entry(project_key, session_id, uuid)  # type: ignore[no-any-return]
-
-
-class _LastContext:
-    backend: Any
-
-    def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
-        return self.backend.last_context(project_key, session_id, scan)  # type: ignore[no-any-return]
-
-
-_MIXINS: dict[str, type] = {
-    "list_sessions": _ListSessions,
-    "list_session_summaries": _ListSessionSummaries,
-    "delete": _Delete,
-    "list_subkeys": _ListSubkeys,
-    "projects": _Projects,
-    "has_session": _HasSession,
-    "has_entry": _HasEntry,
-    "last_context": _LastContext,
-}
-
-
-@functools.cache
-def _variant(cls: type, capabilities: frozenset[str]) -> type:
-    mixins = tuple(_MIXINS[name] for name in (*OPTIONAL_METHODS, *SYNC_HELPERS) if name in capabilities)
-    if not mixins:
-        return cls
-    # Same name and module as the public class, so reprs and error messages read naturally.
-    return type(cls.__name__, (cls, *mixins), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+_ALL = frozenset((*OPTIONAL_METHODS, "projects", "leases"))  # what our own stores offer
 
 
 def _capabilities(path_or_store: Any) -> frozenset[str]:
-    if isinstance(path_or_store, (str, PathLike)):
-        return frozenset((*OPTIONAL_METHODS, *SYNC_HELPERS))
-    optional = {m for m in OPTIONAL_METHODS if implements(path_or_store, m)}
-    helpers = {h for h in SYNC_HELPERS if callable(getattr(path_or_store, h, None))}
-    return frozenset(optional | helpers)
+    if isinstance(path_or_store, (str, PathLike)):  # a path or URL: we build one of our stores, which has all
+        return _ALL
+    return capabilities(path_or_store)
 
 
 class TrimmingSessionStore:
@@ -158,12 +74,23 @@ class TrimmingSessionStore:
         async def delete(self, key: SessionKey) -> None: ...
         async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]: ...
         def projects(self) -> list[str]: ...
-        def has_session(self, project_key: str, session_id: str) -> bool: ...
-        def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool: ...
-        def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int: ...
+        async def acquire_lease(
+            self,
+            project_key: str,
+            session_id: str,
+            owner: LeaseOwner,
+            *,
+            ttl: float = DEFAULT_LEASE_TTL,
+            epoch: int | None = None,
+        ) -> Lease: ...
+        async def renew_lease(self, lease: Lease, *, ttl: float | None = None) -> Lease: ...
+        async def release_lease(self, lease: Lease) -> bool: ...
+        async def read_lease(self, project_key: str, session_id: str) -> Lease | None: ...
+        async def append_fenced(self, key: SessionKey, entries: list[SessionStoreEntry], *, lease: Lease) -> None: ...
+        def fenced(self, lease: Lease) -> FencedSessionStore: ...
 
     def __new__(cls, path_or_store: Any, *args: Any, **kwargs: Any) -> TrimmingSessionStore:
-        return super().__new__(_variant(cls, _capabilities(path_or_store)))  # type: ignore[arg-type]
+        return super().__new__(variant(cls, _capabilities(path_or_store)))  # type: ignore[arg-type]
 
     def __init__(
         self,
@@ -206,6 +133,7 @@ class TrimmingSessionStore:
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.prune_policy = prune_policy
         self.last_report = LoadReport()
+        self._index: SessionIndex = session_index(self.backend)
 
     # --- the protocol ---------------------------------------------------------------------------------
 
@@ -247,6 +175,33 @@ class TrimmingSessionStore:
             owned=owned,
             unique_uuids=unique_uuids,
         )
+
+    # --- SessionIndex: the backend's answers, or computed from its protocol methods (see _index) ---------
+
+    @property
+    def where(self) -> str:
+        """The backend's ``where`` (a path, a server); its class name when it has none."""
+        return self._index.where
+
+    def has_session(self, project_key: str, session_id: str) -> bool:
+        """Whether the main transcript exists (over a bare SDK store: listed by ``list_sessions``, or loads)."""
+        return self._index.has_session(project_key, session_id)
+
+    def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
+        """Whether the main transcript holds an entry with this ``uuid`` (the stored copy, not the rewritten one)."""
+        return self._index.has_entry(project_key, session_id, uuid)
+
+    def last_context(self, project_key: str, session_id: str, scan: int = 60) -> int:
+        """Input + cache-read + cache-creation tokens of the latest model call among the last ``scan`` entries."""
+        return self._index.last_context(project_key, session_id, scan)
+
+    def counts(self, project_key: str | None = None) -> tuple[int, int]:
+        """``(transcripts, entries)`` stored (subagent transcripts included), in the store or in one project.
+
+        Over a bare SDK store this loads every transcript, and counting the whole store needs its
+        ``projects()``: without one it raises `QueryNotSupported` — count one project instead.
+        """
+        return self._index.counts(project_key)
 
     # --- lifetime -------------------------------------------------------------------------------------
 

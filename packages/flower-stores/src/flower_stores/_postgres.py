@@ -52,6 +52,8 @@ from claude_agent_sdk import (
 )
 
 from ._common import StoreError, context_tokens, dumps, fold_summary, prefix_range, store_key
+from ._lease import Decision, Lease, LeaseRow, fence_error
+from ._leasing import LeaseMethods
 
 if TYPE_CHECKING:
     import psycopg
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTRA_HINT", "SCHEMA_VERSION", "PostgresSessionStore", "describe_conninfo"]
 
 EXTRA_HINT = "pip install 'flower-stores[postgres]'"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 # Namespace of the advisory locks (the first key of the two-int form): "flwr" in ASCII.
 _LOCK_SPACE = 0x666C7772
@@ -103,6 +105,21 @@ def _schema_steps(s: str) -> dict[int, list[str]]:
                 session_id  text COLLATE "C" NOT NULL,
                 mtime       bigint NOT NULL,
                 data        text NOT NULL,
+                PRIMARY KEY (project_key, session_id))""",
+        ],
+        # The session lease (one driver per session). Times are epoch ms on the server's clock, like mtime.
+        2: [
+            f"""CREATE TABLE IF NOT EXISTS {s}.leases (
+                project_key text COLLATE "C" NOT NULL,
+                session_id  text COLLATE "C" NOT NULL,
+                epoch       bigint NOT NULL,
+                host        text NOT NULL,
+                pid         bigint NOT NULL,
+                run_id      text NOT NULL,
+                acquired_at bigint NOT NULL,
+                renewed_at  bigint NOT NULL,
+                expires_at  bigint NOT NULL,
+                released    boolean NOT NULL DEFAULT false,
                 PRIMARY KEY (project_key, session_id))""",
         ],
     }
@@ -183,7 +200,7 @@ def _first_line(exc: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
-class PostgresSessionStore:
+class PostgresSessionStore(LeaseMethods):
     """A `claude_agent_sdk.SessionStore` on PostgreSQL (``pip install 'flower-stores[postgres]'``).
 
     ``PostgresSessionStore(url, schema="flower", max_size=4)``: ``url`` is a libpq connection string
@@ -192,8 +209,9 @@ class PostgresSessionStore:
     Opening connects once, so a wrong URL, a refused connection or a missing driver is a `StoreError` right
     away, with a one-line message that says what to fix.
 
-    Implements the whole protocol plus flower's synchronous helpers ``projects()``, ``has_session()`` and
-    ``last_context()``. Close it with ``close()`` or a ``with`` block.
+    Implements the whole protocol, the `SessionIndex` questions (``has_session()``, ``has_entry()``,
+    ``last_context()``, ``counts()``, ``where``) plus ``projects()``, and the session lease (`SessionLeases`).
+    Close it with ``close()`` or a ``with`` block.
 
     ``read_only=True`` opens an existing store for inspection (``flower sessions``): no schema is created or
     migrated (a URL or schema with no store is a `StoreError`), every connection is read-only on the server
@@ -379,6 +397,10 @@ class PostgresSessionStore:
 
     def append_sync(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
         """`append` without the worker thread, for synchronous callers (and benchmarks)."""
+        self._append_sync(key, entries, None)
+
+    def _append_sync(self, key: SessionKey, entries: Sequence[SessionStoreEntry], lease: Lease | None) -> None:
+        """The append's one transaction; with ``lease``, fenced by it (`append_fenced`)."""
         self._check_writable()
         k = store_key(key)
         uids: list[str | None] = []
@@ -399,7 +421,7 @@ class PostgresSessionStore:
             kept.append(entry)
         main = key.get("subpath") is None
         session = k if main else store_key({"project_key": key["project_key"], "session_id": key["session_id"]})
-        self._run(lambda conn: self._append(conn, key, k, session, main, uids, payloads, kept))
+        self._run(lambda conn: self._append(conn, key, k, session, main, uids, payloads, kept, lease))
 
     def _append(
         self,
@@ -411,14 +433,28 @@ class PostgresSessionStore:
         uids: list[str | None],
         payloads: list[str],
         kept: list[SessionStoreEntry],
+        lease: Lease | None,
     ) -> None:
         sql = self._sql
         with conn.pipeline() as pipeline, conn.transaction() as tx:
             conn.execute(sql.session_lock_shared, (_LOCK_SPACE, session))
+            # The fence: read after the shared session lock is granted (a statement of its own, so READ
+            # COMMITTED gives it a snapshot taken after that), while a lease change holds the same lock
+            # exclusively. So no takeover commits between this read and this transaction's commit, and any
+            # takeover committed before it is seen. Pipelined with the rest: no extra round trip; a stale epoch
+            # rolls the whole transaction back below.
+            fence = (
+                conn.execute(sql.lease_epoch, (key["project_key"], key["session_id"])) if lease is not None else None
+            )
             conn.execute(sql.lock_key, (k,))
             inserted = conn.execute(sql.insert, {"k": k, "uids": uids, "payloads": payloads})
             summary = conn.execute(sql.summary, (key["project_key"], key["session_id"])) if main else None
             pipeline.sync()
+            if fence is not None and lease is not None and fence.fetchone() != (lease.epoch,):
+                # Refused: the message names who took over (read now, still under the lock); raising rolls the
+                # whole transaction back, so nothing of the batch is written.
+                found = conn.execute(sql.lease_row_now, (key["project_key"], key["session_id"])).fetchone()
+                raise fence_error(lease, *_lease_and_now(found))
             count, mtime, new_uids = inserted.fetchone() or (0, 0, None)
             if not count:
                 # A replayed batch: nothing new, so no new mtime (the meta update rolls back) and no fold.
@@ -517,9 +553,14 @@ class PostgresSessionStore:
         k = store_key({"project_key": project_key, "session_id": session_id})
         return self._run(lambda conn: conn.execute(self._sql.has_key, (k,)).fetchone()) is not None
 
-    def counts(self) -> tuple[int, int]:
-        """``(transcripts, entries)`` in the store, from ``meta`` alone (``flower doctor``; no table scan)."""
-        row = self._run(lambda conn: conn.execute(self._sql.counts).fetchone())
+    def counts(self, project_key: str | None = None) -> tuple[int, int]:
+        """``(transcripts, entries)`` in the store (or in one project), from ``meta`` alone (``flower doctor``; no
+        table scan). Transcripts count every key, subagent transcripts included."""
+        if project_key is None:
+            row = self._run(lambda conn: conn.execute(self._sql.counts).fetchone())
+        else:
+            bounds = prefix_range(project_key + "/")
+            row = self._run(lambda conn: conn.execute(self._sql.counts_in_range, bounds).fetchone())
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def has_entry(self, project_key: str, session_id: str, uuid: str) -> bool:
@@ -535,6 +576,69 @@ class PostgresSessionStore:
         k = store_key({"project_key": project_key, "session_id": session_id})
         rows = self._run(lambda conn: conn.execute(self._sql.newest, (k, max(0, int(scan)))).fetchall())
         return context_tokens(r[0] for r in rows)
+
+    # --- the session lease (the rules are in _lease; this supplies the transaction and the clock) ------------
+
+    def _lease_write(self, project_key: str, session_id: str, decide: Decision) -> LeaseRow | None:
+        self._check_writable()
+        sql = self._sql
+        session = store_key({"project_key": project_key, "session_id": session_id})
+
+        def work(conn: psycopg.Connection[Any]) -> LeaseRow | None:
+            with conn.transaction():
+                # Exclusive, where appends to the session hold it shared (see _append): no append is between its
+                # fence check and its commit while the lease changes. FOR UPDATE keeps the row for this decision.
+                conn.execute(sql.session_lock, (_LOCK_SPACE, session))
+                new = decide(
+                    *_lease_and_now(conn.execute(sql.lease_row_now_for_update, (project_key, session_id)).fetchone())
+                )
+                if new is not None:
+                    conn.execute(
+                        sql.write_lease,
+                        (
+                            project_key,
+                            session_id,
+                            new.epoch,
+                            new.host,
+                            new.pid,
+                            new.run_id,
+                            new.acquired_ms,
+                            new.renewed_ms,
+                            new.expires_ms,
+                            new.released,
+                        ),
+                    )
+                return new
+
+        return self._run(work)
+
+    def _lease_read(self, project_key: str, session_id: str) -> tuple[LeaseRow | None, int]:
+        errors = self._psycopg.errors
+        try:
+            row = self._run(lambda conn: conn.execute(self._sql.lease_row_now, (project_key, session_id)).fetchone())
+        except errors.UndefinedTable:
+            if not self.read_only:
+                raise
+            # A schema from before leases, opened read-only (so not migrated): nobody ever leased here.
+            row = self._run(lambda conn: conn.execute(f"SELECT {_NOW_MS}, NULL").fetchone())
+        return _lease_and_now(row)
+
+
+_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+_LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at, released"
+
+
+def _lease_and_now(row: Any) -> tuple[LeaseRow | None, int]:
+    """A ``lease_row_now`` result: the stored lease (None if the session was never leased) and the server's clock."""
+    if row is None:  # never: the clock's row is always there
+        raise StoreError("the lease query returned no row")
+    now, *lease = row
+    if lease[0] is None:
+        return None, int(now)
+    epoch, host, pid, run_id, acquired, renewed, expires, released = lease
+    return LeaseRow(int(epoch), host, int(pid), run_id, int(acquired), int(renewed), int(expires), bool(released)), int(
+        now
+    )
 
 
 class _Statements:
@@ -593,3 +697,19 @@ class _Statements:
         self.has_key = f"SELECT 1 FROM {s}.meta WHERE store_key = %s"
         # next_seq of a key is its entry count: entries are only ever added at next_seq, and deleted with it.
         self.counts = f"SELECT count(*), coalesce(sum(next_seq), 0) FROM {s}.meta"
+        self.counts_in_range = (
+            f"SELECT count(*), coalesce(sum(next_seq), 0) FROM {s}.meta WHERE store_key >= %s AND store_key < %s"
+        )
+        # The session's lease row (all NULL when it was never leased) beside the server's clock, read together.
+        lease_row = (
+            f"SELECT {_NOW_MS}, l.* FROM (SELECT 1) one LEFT JOIN "
+            f"(SELECT {_LEASE_COLUMNS} FROM {s}.leases WHERE project_key = %s AND session_id = %s"
+        )
+        self.lease_row_now = lease_row + ") l ON true"
+        self.lease_epoch = f"SELECT epoch FROM {s}.leases WHERE project_key = %s AND session_id = %s"
+        self.lease_row_now_for_update = lease_row + " FOR UPDATE) l ON true"
+        self.write_lease = (
+            f"INSERT INTO {s}.leases (project_key, session_id, {_LEASE_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_key, session_id) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in _LEASE_COLUMNS.split(", "))
+        )

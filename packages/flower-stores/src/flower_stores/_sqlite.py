@@ -39,6 +39,8 @@ from claude_agent_sdk import (
 from ._common import StoreError, context_tokens, fold_summary, parsed, store_key
 from ._common import dumps as _dumps
 from ._common import prefix_range as _prefix_range
+from ._lease import Decision, Lease, LeaseRow, fence_error
+from ._leasing import LeaseMethods
 
 __all__ = ["SqliteSessionStore", "StoreError"]
 
@@ -64,7 +66,24 @@ CREATE TABLE IF NOT EXISTS summaries (
     data        TEXT NOT NULL,
     PRIMARY KEY (project_key, session_id)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    project_key TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    epoch       INTEGER NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    run_id      TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    renewed_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    released    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (project_key, session_id)
+);
 """
+# (Every statement is IF NOT EXISTS and runs on each writable open: a sessions.db from an older release — or
+# the original's — gains the tables added since, e.g. `leases`, the first time a writer opens it.)
+
+_LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at, released"
 
 # A writer waits this long for another process's transaction before giving up. Appends are small and quick;
 # a long wait means something is badly wrong, and the SDK retries a failed batch anyway.
@@ -87,12 +106,13 @@ def _uid_key(uid: str) -> str | bytes:
     return uid
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(LeaseMethods):
     """A `claude_agent_sdk.SessionStore` on one SQLite file (the seed's ``sessions.db`` schema).
 
     Implements the whole protocol (``append``, ``load``, ``list_sessions``, ``list_session_summaries``,
-    ``delete``, ``list_subkeys``) plus the synchronous helpers flower itself uses: ``projects()``,
-    ``has_session()`` and ``last_context()``. Use it as ``ClaudeAgentOptions(session_store=store)``; close it
+    ``delete``, ``list_subkeys``), the `SessionIndex` questions (``has_session()``, ``has_entry()``,
+    ``last_context()``, ``counts()``, ``where``) plus ``projects()``, and the session lease (`SessionLeases`:
+    ``acquire_lease()`` … ``fenced(lease)``). Use it as ``ClaudeAgentOptions(session_store=store)``; close it
     with ``close()`` or a ``with`` block.
     """
 
@@ -236,6 +256,11 @@ class SqliteSessionStore:
     def __repr__(self) -> str:
         return f"SqliteSessionStore({str(self.path)!r})"
 
+    @property
+    def where(self) -> str:
+        """The file, as messages name it."""
+        return str(self.path)
+
     # --- the storage clock ------------------------------------------------------------------------
 
     def _next_mtime(self, stored: int) -> int:
@@ -256,9 +281,10 @@ class SqliteSessionStore:
         """Persist a batch. Entries whose ``uuid`` is already stored under ``key`` are skipped (SDK retries)."""
         if not entries:
             return
-        await anyio.to_thread.run_sync(self._append, key, entries)
+        await anyio.to_thread.run_sync(self._append_sync, key, entries, None)
 
-    def _append(self, key: SessionKey, entries: Sequence[SessionStoreEntry]) -> None:
+    def _append_sync(self, key: SessionKey, entries: Sequence[SessionStoreEntry], lease: Lease | None) -> None:
+        """The append's one write transaction; with ``lease``, fenced by it (`append_fenced`)."""
         k = store_key(key)
         # Serialise before taking the write lock: the lock is shared by every process on this file.
         # Anything the SDK hands over is stored, whatever its content: a line that is not an object has no uuid
@@ -274,6 +300,9 @@ class SqliteSessionStore:
                 seen.add(key_uid)
             batch.append((key_uid, _dumps(entry), entry))
         with self._transaction() as db:
+            if lease is not None:
+                # Under the write lock, so no acquire can commit between this check and the insert below.
+                self._check_fence(db, lease)
             if seen:
                 stored = self._stored_uids(db, k, seen)
                 if stored:
@@ -442,3 +471,73 @@ class SqliteSessionStore:
             "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?", (k, max(0, int(scan)))
         )
         return context_tokens(r[0] for r in rows)
+
+    def counts(self, project_key: str | None = None) -> tuple[int, int]:
+        """``(transcripts, entries)`` stored — subagent transcripts included — in the store or in one project.
+
+        From ``meta`` alone (``flower doctor``; no scan of the entries): a key's ``next_seq`` is its entry count,
+        as entries are only ever added at ``next_seq`` and deleted together with their ``meta`` row.
+        """
+        query = "SELECT count(*), coalesce(sum(next_seq), 0) FROM meta"
+        params: tuple[str, ...] = ()
+        if project_key is not None:
+            query += " WHERE store_key >= ? AND store_key < ?"
+            params = _prefix_range(project_key + "/")
+        row = self._connection().execute(query, params).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    # --- the session lease (the rules are in _lease; this supplies the transaction and the clock) ------------
+
+    def _lease_write(self, project_key: str, session_id: str, decide: Decision) -> LeaseRow | None:
+        # BEGIN IMMEDIATE holds the database's write lock: no append (fenced or not) and no other lease change
+        # interleaves, and the clock is read while it is held.
+        with self._transaction() as db:
+            new = decide(self._lease_row(db, project_key, session_id), _now_ms())
+            if new is not None:
+                db.execute(
+                    f"INSERT OR REPLACE INTO leases (project_key, session_id, {_LEASE_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        project_key,
+                        session_id,
+                        new.epoch,
+                        new.host,
+                        new.pid,
+                        new.run_id,
+                        new.acquired_ms,
+                        new.renewed_ms,
+                        new.expires_ms,
+                        int(new.released),
+                    ),
+                )
+            return new
+
+    def _lease_read(self, project_key: str, session_id: str) -> tuple[LeaseRow | None, int]:
+        try:
+            return self._lease_row(self._connection(), project_key, session_id), _now_ms()
+        except sqlite3.OperationalError as exc:
+            if self.read_only and "no such table" in str(exc):
+                return None, _now_ms()  # a file from before leases, opened read-only: nobody ever leased here
+            raise
+
+    def _check_fence(self, db: sqlite3.Connection, lease: Lease) -> None:
+        row = db.execute(
+            "SELECT epoch FROM leases WHERE project_key = ? AND session_id = ?", (lease.project_key, lease.session_id)
+        ).fetchone()
+        if row is None or row[0] != lease.epoch:
+            raise fence_error(lease, self._lease_row(db, lease.project_key, lease.session_id), _now_ms())
+
+    @staticmethod
+    def _lease_row(db: sqlite3.Connection, project_key: str, session_id: str) -> LeaseRow | None:
+        row = db.execute(
+            f"SELECT {_LEASE_COLUMNS} FROM leases WHERE project_key = ? AND session_id = ?", (project_key, session_id)
+        ).fetchone()
+        if row is None:
+            return None
+        epoch, host, pid, run_id, acquired, renewed, expires, released = row
+        return LeaseRow(epoch, host, pid, run_id, acquired, renewed, expires, bool(released))
+
+
+def _now_ms() -> int:
+    """The SQLite store's clock: this machine's wall clock (every process sharing the file runs on it)."""
+    return int(time.time() * 1000)
