@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower_cli import AgentSpec, CompactPolicy, Event, HandoffPolicy, Runtime
-from flower_cli.runtime._handoff import OVERFLOW_WHY, Handoff
-from flower_cli.runtime._handoff_loop import HandoffLoop, QuietRound, overflow_limit
+from flower_cli.runtime._handoff import OVERFLOW_WHY, Handoff, HandoffLoop, QuietRound, overflow_limit
 from flower_cli.view._render import Renderer
 
 COMPLETE = "## Doing now\nCounting.\n\n## Next\nReport the count.\n\n## Scene\nwidgets.txt\n"

@@ -24,8 +24,7 @@ import anyio
 
 from ._events import Event, Workers, normalize
 from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
-from ._handoff import OVERFLOW_WHY, HandoffPolicy, is_overflow
-from ._handoff_loop import HandoffLoop, QuietRound
+from ._handoff import OVERFLOW_WHY, HandoffLoop, HandoffPolicy, QuietRound, is_overflow
 from ._manifest import Manifest
 from ._options import build_options
 from ._result import StepResult

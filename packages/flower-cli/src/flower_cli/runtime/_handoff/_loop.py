@@ -2,8 +2,8 @@
 the threshold, when to stop for a handoff, the handoff itself (written by the same session, or built
 mechanically when that cannot work) and the takeover by a fresh session.
 
-The pieces that do not depend on a running step (the policy, the document, saving it, recognising an
-overflow) live in `flower_cli.runtime._handoff`; this module only sequences them. The Runtime owns the SDK: it gives
+The pieces that do not depend on a running step (the window, the policy, the document, saving it, recognising
+an overflow) live in the other modules of this package; this module only sequences them. The Runtime owns the SDK: it gives
 `HandoffLoop.hand_off` a function that runs one quiet round on the old session.
 
 Where a step may stop for a handoff: only at a clean boundary of the main thread — a tool-result message that
@@ -21,7 +21,6 @@ end is mirrored to the store with the result).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,21 +28,22 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._events import Event
-from ._handoff import OVERFLOW_WHY, Handoff, HandoffPolicy, degraded, handoff_prompt, is_overflow, record_overflow, save
+from .._events import Event
+from ._document import Handoff, degraded, handoff_prompt
+from ._overflow import OVERFLOW_WHY, is_overflow, overflow_limit
+from ._policy import HandoffPolicy
+from ._save import save
+from ._window import record_overflow
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookJSONOutput, HookMatcher
 
-__all__ = ["HandoffLoop", "QuietRound", "overflow_limit"]
+__all__ = ["HandoffLoop", "QuietRound"]
 
 # Tools whose call starts a worker: stopping right after one would end the turn that just dispatched it.
 _DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 
 EventSink = Callable[[Event], Any]
-
-# "prompt is too long: 210000 tokens > 200000 maximum" — the API names the limit it enforced.
-_LIMIT = re.compile(r"(\d[\d,_]*)\s*tokens?\s*>\s*(\d[\d,_]*)\s*(?:token\s*)?maximum", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -52,15 +52,6 @@ class QuietRound:
 
     text: str
     error: str | None = None
-
-
-def overflow_limit(*texts: str | None) -> int:
-    """The context limit an overflow error names (``… > 200000 maximum``), or 0 when none does."""
-    for text in texts:
-        match = _LIMIT.search(text or "")
-        if match:
-            return int(re.sub(r"[,_]", "", match.group(2)))
-    return 0
 
 
 def _k(tokens: int) -> str:
