@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ._window import resolve_window
 
@@ -17,7 +18,7 @@ _AUTO_HEADROOM_FLOOR = 50_000
 
 @dataclass(frozen=True)
 class HandoffPolicy:
-    """When to hand off. ``window=None`` resolves it (`resolve_window`) when asked; ``headroom=0`` means
+    """When to hand off. ``window=None`` resolves it (`resolve_window`) when first asked; ``headroom=0`` means
     automatic: ``max(50_000, window // 4)`` (a 200k window hands off at 150k, 1M at 750k).
 
     ``at = max(10_000, window - headroom)``; ``warn_at = max(1_000, at - 20_000)``; at most
@@ -46,8 +47,11 @@ class HandoffPolicy:
             return self
         return replace(self, window=resolve_window(model=model, base_url=base_url, env=env).tokens)
 
-    @property
+    @cached_property
     def window_tokens(self) -> int:
+        """The window. An unresolved policy resolves it (the environment, the calibration file) once, the first
+        time it is asked, not again on every reading of `at` or `warn_at`; `resolved` gives a copy that also
+        knows the model."""
         return self.window if self.window is not None else resolve_window().tokens
 
     @property
