@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from flower_stores import EphemeralPolicy, TrimPolicy
     from flower_workbench import Workbench
 
+    from ._query import QueryFunction
+
 __all__ = ["CredentialsError", "Runtime", "Terminated"]
 
 EventSink = Callable[[Event], Any]
@@ -88,6 +90,7 @@ class Runtime:
         handoff: bool | HandoffPolicy = True,
         store: SessionStore | str | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
+        query_fn: QueryFunction | None = None,
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
@@ -96,6 +99,9 @@ class Runtime:
         ``postgresql://…``, see ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``), which get
         a `PruningSessionStore` over them (``trim``, ``ephemeral`` and ``keep_denials`` configure it and are
         ignored with a store object).
+        ``query_fn``: what each launch of the model calls (`QueryFunction`, ``claude_agent_sdk.query``'s keyword
+        signature); None for the SDK's own, which closes its subprocess when the step stops early. Every launch
+        goes through flower-resilience with it, the handoff-writing round included.
 
         Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
         default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -122,6 +128,7 @@ class Runtime:
         self.keep_denials = keep_denials
         self.plugin_dirs = tuple(plugin_dirs)
         self.spill_threshold = spill_threshold
+        self.query_fn = query_fn
         self.handoff: HandoffPolicy = (
             handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
         )
@@ -412,7 +419,11 @@ class Runtime:
                     spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks
                 )
                 stream = flower_resilience.resilient_query(
-                    prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
+                    prompt=current_prompt,
+                    options=options,
+                    policy=self.resilience,
+                    on_event=on_resilience,
+                    query_fn=self.query_fn,
                 )
                 interrupted = handoff_due = False
                 last_main: str | None = None  # the uuid of the newest main-thread message streamed
@@ -576,7 +587,9 @@ class Runtime:
 
         options = self._options(replace(spec, max_budget_usd=None), resume=session_id, fork=False, resume_at=None)
         answer = _Answer()
-        stream = flower_resilience.resilient_query(prompt=prompt, options=options, policy=self.resilience)
+        stream = flower_resilience.resilient_query(
+            prompt=prompt, options=options, policy=self.resilience, query_fn=self.query_fn
+        )
         try:
             async for message in stream:
                 for event in normalize(message):
