@@ -392,6 +392,24 @@ async def test_a_handoff_the_session_cannot_write_is_built_from_the_original_pro
     assert "[degraded: no handoff was written]" in successor and "COUNT-TASK" in successor
 
 
+async def test_a_writing_round_that_raises_degrades_the_handoff(workspace: Path, tmp_path: Path) -> None:
+    def broken(sid: str) -> list[Any]:
+        raise RuntimeError("the SDK broke")  # at the call itself, before any message
+
+    model = Model(
+        [
+            lambda sid: [init(sid), bash(sid, "t1", "echo one", context=160_000), answered("t1", "one"), ended(sid)],
+            broken,
+            lambda sid: [init(sid), ended(sid, "DONE")],
+        ]
+    )
+    with Runtime(workspace, tmp_path / "runs", handoff=HandoffPolicy(window=WINDOW), query_fn=model) as rt:
+        result = await rt.run(counter(), "COUNT-TASK", step_name="count")
+
+    assert result.ok and result.text == "DONE" and result.retired == ["s1"]
+    assert "handoff degraded (the writing round failed: RuntimeError: the SDK broke)" in result.errors
+
+
 # --- overflows ----------------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "OVERFLOW_WHY",
     "SECTIONS",
     "TITLES",
+    "Decision",
     "Handoff",
     "HandoffLoop",
     "HandoffPolicy",
@@ -43,6 +44,7 @@ _HOMES = {
     "OVERFLOW_WHY": "_overflow",
     "SECTIONS": "_document",
     "TITLES": "_document",
+    "Decision": "_loop",
     "Handoff": "_document",
     "HandoffLoop": "_loop",
     "HandoffPolicy": "_policy",
@@ -74,7 +76,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._document import HANDOFF_PROMPT, SECTIONS, TITLES, Handoff, degraded, handoff_prompt
-    from ._loop import HandoffLoop, QuietRound
+    from ._loop import Decision, HandoffLoop, QuietRound
     from ._overflow import OVERFLOW_WHY, is_overflow, overflow_limit
     from ._policy import HandoffPolicy
     from ._save import safe_step_name, save
