@@ -65,6 +65,17 @@ def test_an_unresolved_policy_reads_the_environment(isolated_home: Path, monkeyp
     assert HandoffPolicy().window_tokens == 400_000 and HandoffPolicy().at == 300_000
 
 
+def test_an_unresolved_policy_resolves_its_window_once(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reading `at` or `warn_at` does not go back to the environment and the calibration file every time.
+    policy = HandoffPolicy()
+    record_overflow(400_000)
+    assert policy.at == 300_000
+    calibration_path().unlink()
+    monkeypatch.setenv("FLOWER_WINDOW", "100k")
+    assert (policy.window_tokens, policy.at, policy.warn_at) == (400_000, 300_000, 280_000)
+    assert policy == HandoffPolicy() and HandoffPolicy().at == 50_000, "a new policy reads them afresh"
+
+
 # --- the window --------------------------------------------------------------------------------------
 
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flower_cli import AgentSpec, CompactPolicy, Event, HandoffPolicy, Runtime
-from flower_cli.runtime._handoff import OVERFLOW_WHY, Handoff
-from flower_cli.runtime._handoff_loop import HandoffLoop, QuietRound, overflow_limit
+from flower_cli import AgentSpec, CompactPolicy, Event, HandoffPolicy, Runtime, resolve_window
+from flower_cli.runtime._handoff import OVERFLOW_WHY, Decision, Handoff, HandoffLoop, QuietRound, overflow_limit
 from flower_cli.view._render import Renderer
 
 COMPLETE = "## Doing now\nCounting.\n\n## Next\nReport the count.\n\n## Scene\nwidgets.txt\n"
@@ -104,17 +103,14 @@ async def test_the_stop_hook_waits_for_live_workers_and_never_stops_a_dispatch(t
     assert not hl.observe([Event("turn", "success")], live_workers=False), "no stop: the turn's end is the step's"
 
 
-async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path: Path) -> None:
+def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path: Path) -> None:
     hl, seen = loop(tmp_path)
     hl.observe(assistant(160_000), live_workers=False)
-    asked: list[str] = []
+    decision = hl.after(due=True)
+    assert decision.action == "write"
 
-    async def quiet(prompt: str) -> QuietRound:
-        asked.append(prompt)
-        return QuietRound(COMPLETE)
-
-    doc, why = await hl.hand_off(quiet)
-    assert why == "" and doc.complete and "160,000 of a 200,000-token window" in asked[0]
+    doc, why = hl.document(decision, QuietRound(COMPLETE))
+    assert why == "" and doc.complete and "160,000 of a 200,000-token window" in decision.prompt
     prompt = hl.take_over(doc, "s1")
     assert hl.retired == ["s1"] and hl.generations == 1 and hl.context == 0
     assert (tmp_path / "notes" / "handoff-work.md").is_file() and str(tmp_path / "notes" / "handoff-work.md") in prompt
@@ -134,18 +130,14 @@ async def test_the_written_handoff_is_saved_and_the_old_session_retired(tmp_path
         (RuntimeError("the SDK broke"), "the writing round failed: RuntimeError: the SDK broke"),
     ],
 )
-async def test_a_handoff_that_cannot_be_written_is_built_from_the_original_prompt(
+def test_a_handoff_that_cannot_be_written_is_built_from_the_original_prompt(
     tmp_path: Path, outcome: object, why: str
 ) -> None:
     hl, _ = loop(tmp_path)
+    written = QuietRound.failed(outcome) if isinstance(outcome, Exception) else outcome
+    assert isinstance(written, QuietRound)
 
-    async def quiet(prompt: str) -> QuietRound:
-        if isinstance(outcome, Exception):
-            raise outcome
-        assert isinstance(outcome, QuietRound)
-        return outcome
-
-    doc, reason = await hl.hand_off(quiet)
+    doc, reason = hl.document(hl.after(due=True), written)
     assert reason == why and doc.degraded and "TASK" in doc.scene
 
 
@@ -160,6 +152,53 @@ def test_the_brake_after_max_generations(tmp_path: Path) -> None:
     assert seen[-1].payload["phase"] == "stopped"
     archived = list((tmp_path / "notes" / "archive" / "handoff").glob("work-*.md"))
     assert len(archived) == 1
+
+
+def test_no_handoff_is_decided_when_none_is_due(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path)
+    hl.observe(assistant(160_000), live_workers=False)
+    assert hl.after(due=False) == Decision("go_on") and not hl.after(due=False).hands_off
+    assert hl.after(due=False, overflow=("API Error: 500 boom", None)) == Decision("go_on")
+    assert [e.payload["phase"] for e in seen] == ["near"], "deciding nothing says nothing"
+
+
+def test_a_due_handoff_is_written_by_the_session_and_names_the_workers_it_stops(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path)
+    hl.observe(assistant(180_000), live_workers=True)
+    decision = hl.after(due=True, stopped=["count widgets"])
+    assert decision.action == "write" and decision.hands_off and decision.stopped == ("count widgets",)
+    assert decision.prompt.startswith("Your context is nearly full (180,000 of a 200,000-token window)")
+    assert 'still running: "count widgets"' in decision.prompt
+    assert [e.payload["phase"] for e in seen] == ["near", "writing"]
+
+
+def test_an_overflow_is_rebuilt_without_a_writing_round_and_calibrates_the_window(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    hl, seen = loop(tmp_path)
+    hl.observe(assistant(120_000), live_workers=False)
+    errors = ("prompt is too long: 210000 tokens > 190000 maximum", None)
+    decision = hl.after(due=False, overflow=errors, stopped=["w"])
+    assert decision == Decision("rebuild", overflow=errors, stopped=("w",)) and decision.hands_off
+    assert "writing" not in [e.payload.get("phase") for e in seen]
+    doc, why = hl.document(decision, None)
+    assert why == OVERFLOW_WHY and doc.degraded and "TASK" in doc.scene
+    assert resolve_window().tokens == 190_000, "the limit the API named is remembered"
+
+
+def test_a_resumed_session_past_the_handoff_point_is_handed_off_before_it_goes_on(tmp_path: Path) -> None:
+    hl, _ = loop(tmp_path)
+    assert hl.before(100_000) == Decision("go_on")
+    decision = hl.before(160_000)
+    assert decision.action == "write" and "160,000 of a 200,000-token window" in decision.prompt
+
+
+def test_past_max_generations_the_decision_is_to_stop(tmp_path: Path) -> None:
+    hl, seen = loop(tmp_path, max_generations=1)
+    hl.take_over(Handoff(doing="d", next_step="n"), "s1")
+    decision = hl.after(due=False, overflow=("Prompt is too long",))
+    assert decision.action == "stop" and not decision.hands_off and "handed off 1 time in" in decision.reason
+    assert seen[-1].payload["phase"] == "stopped" and seen[-1].text == decision.reason
 
 
 def test_overflow_limit_reads_the_apis_numbers() -> None:

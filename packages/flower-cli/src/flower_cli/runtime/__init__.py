@@ -1,6 +1,7 @@
 """How one agent session runs: the `Runtime` (retries, handoffs, interrupts, the manifest and lineage it
 keeps), what an agent is (`AgentSpec`, `build_options`), the event stream a UI reads, the hooks that wall
-roles in, worktree isolation, and the seams the layers above plug into (`Channel`, `EventSink`).
+roles in, worktree isolation, and the seams the layers above plug into (`Channel`, `EventSink`) and the one below
+it (`QueryFunction`, the call to the model).
 
 Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
 """
@@ -25,6 +26,7 @@ __all__ = [
     "Lineage",
     "Manifest",
     "PLUGIN_DIR",
+    "QueryFunction",
     "Runtime",
     "StepResult",
     "Terminated",
@@ -59,6 +61,7 @@ _HOMES = {
     "Lineage": "_lineage",
     "Manifest": "_manifest",
     "PLUGIN_DIR": "_options",
+    "QueryFunction": "_query",
     "Runtime": "_runtime",
     "StepResult": "_result",
     "Terminated": "_runtime",
@@ -107,6 +110,7 @@ if TYPE_CHECKING:
     from ._lineage import Lineage
     from ._manifest import Manifest
     from ._options import PLUGIN_DIR, build_options
+    from ._query import QueryFunction
     from ._result import StepResult
     from ._runtime import CredentialsError, Runtime, Terminated
     from ._spec import AgentSpec, CompactPolicy

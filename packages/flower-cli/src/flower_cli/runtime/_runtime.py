@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -24,8 +24,7 @@ import anyio
 
 from ._events import Event, Workers, normalize
 from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
-from ._handoff import OVERFLOW_WHY, HandoffPolicy, is_overflow
-from ._handoff_loop import HandoffLoop, QuietRound
+from ._handoff import Decision, HandoffLoop, HandoffPolicy, QuietRound
 from ._manifest import Manifest
 from ._options import build_options
 from ._result import StepResult
@@ -38,6 +37,8 @@ if TYPE_CHECKING:
     from flower_resilience import Resilience
     from flower_stores import EphemeralPolicy, TrimPolicy
     from flower_workbench import Workbench
+
+    from ._query import QueryFunction
 
 __all__ = ["CredentialsError", "Runtime", "Terminated"]
 
@@ -89,6 +90,7 @@ class Runtime:
         handoff: bool | HandoffPolicy = True,
         store: SessionStore | str | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
+        query_fn: QueryFunction | None = None,
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
@@ -97,6 +99,9 @@ class Runtime:
         ``postgresql://…``, see ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``), which get
         a `PruningSessionStore` over them (``trim``, ``ephemeral`` and ``keep_denials`` configure it and are
         ignored with a store object).
+        ``query_fn``: what each launch of the model calls (`QueryFunction`, ``claude_agent_sdk.query``'s keyword
+        signature); None for the SDK's own, which closes its subprocess when the step stops early. Every launch
+        goes through flower-resilience with it, the handoff-writing round included.
 
         Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
         default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -123,6 +128,7 @@ class Runtime:
         self.keep_denials = keep_denials
         self.plugin_dirs = tuple(plugin_dirs)
         self.spill_threshold = spill_threshold
+        self.query_fn = query_fn
         self.handoff: HandoffPolicy = (
             handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
         )
@@ -359,8 +365,6 @@ class Runtime:
         Raises `IsolationError` (before anything runs) when ``spec`` has an isolated worker and the
         workspace is not a git repository with a commit.
         """
-        import flower_resilience
-
         if spec.agents:
             from ._isolation import IsolationError, isolation_problem
 
@@ -369,124 +373,16 @@ class Runtime:
                 raise IsolationError(problem)
 
         result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
+        step = _Step(spec, prompt, result, on_event, on_session)
         self._current = result
         self._interrupt.clear()
-        workers = Workers()
-        answer = _Answer()
-
-        def emit(event: Event) -> None:
-            if on_event is not None:
-                on_event(event)
-
-        def on_resilience(ev: Any) -> None:
-            emit(Event("retry", ev.message, payload={"step": result.step, **_resilience_payload(ev)}))
-
-        def announce(sid: str) -> None:
-            for callback in (self.on_session, on_session):
-                if callback is not None:
-                    try:
-                        callback(sid)
-                    except Exception:  # noqa: BLE001 - a UI or lineage callback must not break the step
-                        pass
-
-        handoffs = self._handoff_loop(spec, result.step, prompt, emit)
-        current_prompt = self._first_prompt(spec, prompt, resume)
-        current_resume, current_fork, current_resume_at = resume, fork, resume_at
+        step.handoffs = self._handoff_loop(spec, result.step, prompt, step.emit)
+        first = _Launch(self._first_prompt(spec, prompt, resume), resume, fork, resume_at)
         try:
-            if (
-                handoffs is not None
-                and resume
-                and not fork
-                and not resume_at
-                and handoffs.full(self.context_of(resume))
-            ):
-                # The session to continue is already past the handoff point (a turn that ends its step never hands
-                # off: there is nothing left to hand over). Hand it off before the new words go in, so they reach
-                # a session with room for them.
-                result.session_id = resume
-                successor = await self._hand_over(handoffs, spec, result, workers, None)
-                current_prompt = self._first_prompt(spec, f"{successor}\n\n---\n\n{prompt}", None)
-                current_resume = None
-            while True:
-                stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
-                options = self._options(
-                    spec, resume=current_resume, fork=current_fork, resume_at=current_resume_at, post_hooks=stop_hooks
-                )
-                stream = flower_resilience.resilient_query(
-                    prompt=current_prompt, options=options, policy=self.resilience, on_event=on_resilience
-                )
-                interrupted = handoff_due = False
-                last_main: str | None = None  # the uuid of the newest main-thread message streamed
-                try:
-                    async for message in stream:
-                        sid = getattr(message, "session_id", None)
-                        if isinstance(sid, str) and sid and sid != result.session_id:
-                            result.session_id = sid
-                            announce(sid)
-                        if self._interrupt.is_set():
-                            if result.session_id:
-                                await self._mirrored(result.session_id, last_main)
-                            interrupted = True
-                            break
-                        last_main = _main_thread_uuid(message) or last_main
-                        events = [workers.annotate(raw) for raw in normalize(message)]
-                        for event in events:
-                            if event.kind == "turn":
-                                answer.turn_ended(event)
-                                event = replace(
-                                    event,
-                                    payload={**event.payload, "step": result.step, "live_workers": workers.live_list()},
-                                )
-                            else:
-                                self._collect(result, event, answer)
-                            emit(event)
-                        if (
-                            handoffs is not None
-                            and handoffs.observe(events, live_workers=bool(workers.live))
-                            and result.session_id
-                        ):
-                            await self._mirrored(result.session_id, last_main)
-                            handoff_due = True
-                            break
-                finally:
-                    await stream.aclose()
-                self._absorb(result, stream.record)
-                # A fork or a roll-back point applies to the first launch only; what follows continues the
-                # session the first launch produced (the original re-sent resume_at on every attempt).
-                current_fork, current_resume_at = False, None
-                overflowed = (
-                    handoffs is not None
-                    and not result.ok
-                    and not interrupted
-                    and is_overflow(stream.record.error, *stream.record.errors)
-                )
-                if handoffs is not None and (handoff_due or overflowed):
-                    if handoffs.exhausted:
-                        result.ok, result.error = False, handoffs.stop()
-                        result.errors.append(result.error)
-                        break
-                    overflow = (stream.record.error, *stream.record.errors) if overflowed else None
-                    successor = await self._hand_over(handoffs, spec, result, workers, overflow)
-                    current_prompt, current_resume = self._first_prompt(spec, successor, None), None
-                    continue
-                if interrupted and result.session_id:
-                    self._interrupt.clear()
-                    words, self._interrupt_words = self._interrupt_words.strip(), ""
-                    result.interrupts += 1
-                    result.resumed = True
-                    emit(
-                        Event(
-                            "retry",
-                            "interrupted; resuming with your words" if words else "interrupted; continuing",
-                            payload={"step": result.step},
-                        )
-                    )
-                    current_prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
-                    current_resume = result.session_id
-                    continue
-                if interrupted:
-                    result.ok, result.error = False, self.INTERRUPTED
-                break
+            launch: _Launch | None = await self._make_room(step, first)
+            while launch is not None:
+                ended = await self._stream(step, launch)
+                launch = await self._next_launch(step, ended)
         except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
             result.ok = False
             result.error = f"{type(exc).__name__}: {exc}"
@@ -496,22 +392,156 @@ class Runtime:
             result.error = result.error or self.INTERRUPTED
             raise
         finally:
-            text = answer.final(result.ok)
-            if text:
-                result.text = text
-            result.turns = answer.turns
-            result.workers = workers.summary()
-            if workers.live and result.ok:
-                # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
-                names = ", ".join(repr(name) for name in workers.live_names())
-                result.errors.append(f"the session ended while workers were still running: {names}")
-            result.ended_at = time.time()
-            self._current = None
-            if result not in self.results:  # rescue() may have recorded it already
-                self.results.append(result)
-            self._write_manifest()
-        emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
+            self._finish(step)
+        step.emit(Event("result", "success" if result.ok else "error", payload=_step_payload(result)))
         return result
+
+    # --- the steps of a run -----------------------------------------------------------------------
+
+    async def _make_room(self, step: _Step, launch: _Launch) -> _Launch:
+        """The first launch, unless the session it continues is already past the handoff point: then that session
+        is handed off first, so the new words reach a session with room for them (a turn that ends its step never
+        hands off: there was nothing left to hand over then)."""
+        handoffs, resume = step.handoffs, launch.resume
+        if handoffs is None or not resume or launch.fork or launch.resume_at:
+            return launch
+        decision = handoffs.before(self.context_of(resume), stopped=step.workers.live_names())
+        if not decision.hands_off:
+            return launch
+        step.result.session_id = resume
+        successor = await self._hand_over(step, handoffs, decision)
+        return _Launch(self._first_prompt(step.spec, f"{successor}\n\n---\n\n{step.prompt}", None))
+
+    async def _stream(self, step: _Step, launch: _Launch) -> _Ended:
+        """One launch of the SDK (flower-resilience retries inside it), streamed to the step's events until the
+        harness is done, a human interrupts, or the handoff loop says the step stops here; a stop waits until the
+        store holds what was streamed."""
+        import flower_resilience
+
+        result, handoffs, workers = step.result, step.handoffs, step.workers
+        stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
+        options = self._options(
+            step.spec, resume=launch.resume, fork=launch.fork, resume_at=launch.resume_at, post_hooks=stop_hooks
+        )
+        stream = flower_resilience.resilient_query(
+            prompt=launch.prompt,
+            options=options,
+            policy=self.resilience,
+            on_event=step.on_resilience,
+            query_fn=self.query_fn,
+        )
+        interrupted = handoff_due = False
+        last_main: str | None = None  # the uuid of the newest main-thread message streamed
+        try:
+            async for message in stream:
+                self._note_session(step, message)
+                if self._interrupt.is_set():
+                    if result.session_id:
+                        await self._mirrored(result.session_id, last_main)
+                    interrupted = True
+                    break
+                last_main = _main_thread_uuid(message) or last_main
+                events = self._show(step, message)
+                if (
+                    handoffs is not None
+                    and handoffs.observe(events, live_workers=bool(workers.live))
+                    and result.session_id
+                ):
+                    await self._mirrored(result.session_id, last_main)
+                    handoff_due = True
+                    break
+        finally:
+            await stream.aclose()
+        self._absorb(result, stream.record)
+        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
+
+    def _note_session(self, step: _Step, message: Any) -> None:
+        """A new session id in ``message``: the step's now, and the callbacks are told at once."""
+        sid = getattr(message, "session_id", None)
+        if not isinstance(sid, str) or not sid or sid == step.result.session_id:
+            return
+        step.result.session_id = sid
+        for callback in (self.on_session, step.on_session):
+            if callback is not None:
+                try:
+                    callback(sid)
+                except Exception:  # noqa: BLE001 - a UI or lineage callback must not break the step
+                    pass
+
+    def _show(self, step: _Step, message: Any) -> list[Event]:
+        """``message`` as events, each emitted (a turn's end with the step and the live workers); the answer and
+        the context follow them. Returns the events as the handoff loop reads them."""
+        events = [step.workers.annotate(raw) for raw in normalize(message)]
+        for event in events:
+            if event.kind == "turn":
+                step.answer.turn_ended(event)
+                event = replace(
+                    event,
+                    payload={**event.payload, "step": step.result.step, "live_workers": step.workers.live_list()},
+                )
+            else:
+                self._collect(step.result, event, step.answer)
+            step.emit(event)
+        return events
+
+    async def _next_launch(self, step: _Step, ended: _Ended) -> _Launch | None:
+        """What follows a launch: what the handoff loop decides, else the same session with a human's words after
+        an interrupt; None when the step is over."""
+        result, handoffs = step.result, step.handoffs
+        if handoffs is not None:
+            failed = not result.ok and not ended.interrupted  # a stream the Runtime closed did not fail
+            decision = handoffs.after(
+                due=ended.handoff_due,
+                overflow=(ended.record.error, *ended.record.errors) if failed else (),
+                stopped=step.workers.live_names(),
+            )
+            if decision.action == "stop":
+                result.ok, result.error = False, decision.reason
+                result.errors.append(decision.reason)
+                return None
+            if decision.hands_off:
+                successor = await self._hand_over(step, handoffs, decision)
+                return _Launch(self._first_prompt(step.spec, successor, None))
+        if ended.interrupted and result.session_id:
+            return self._resume_after_interrupt(step)
+        if ended.interrupted:
+            result.ok, result.error = False, self.INTERRUPTED
+        return None
+
+    def _resume_after_interrupt(self, step: _Step) -> _Launch:
+        """The interrupted session goes on with the human's words (the resume prompt when there were none)."""
+        result = step.result
+        self._interrupt.clear()
+        words, self._interrupt_words = self._interrupt_words.strip(), ""
+        result.interrupts += 1
+        result.resumed = True
+        step.emit(
+            Event(
+                "retry",
+                "interrupted; resuming with your words" if words else "interrupted; continuing",
+                payload={"step": result.step},
+            )
+        )
+        prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.resilience.resume_prompt
+        return _Launch(prompt, resume=result.session_id)
+
+    def _finish(self, step: _Step) -> None:
+        """Close the step's result (answer, turns, workers, end time) and write its manifest row."""
+        result, workers = step.result, step.workers
+        text = step.answer.final(result.ok)
+        if text:
+            result.text = text
+        result.turns = step.answer.turns
+        result.workers = workers.summary()
+        if workers.live and result.ok:
+            # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
+            names = ", ".join(repr(name) for name in workers.live_names())
+            result.errors.append(f"the session ended while workers were still running: {names}")
+        result.ended_at = time.time()
+        self._current = None
+        if result not in self.results:  # rescue() may have recorded it already
+            self.results.append(result)
+        self._write_manifest()
 
     async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
         """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
@@ -544,52 +574,51 @@ class Runtime:
         model = spec.model if spec.model not in (None, "inherit") else None
         return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)
 
-    async def _hand_over(
-        self,
-        handoffs: HandoffLoop,
-        spec: AgentSpec,
-        result: StepResult,
-        workers: Workers,
-        overflow: tuple[str | None, ...] | None,
-    ) -> str:
-        """Retire the step's session for a fresh one: its handoff written by itself, or built mechanically after an
-        ``overflow`` (its errors). Returns the successor's first message."""
+    async def _hand_over(self, step: _Step, handoffs: HandoffLoop, decision: Decision) -> str:
+        """Retire the step's session for a fresh one, as ``decision`` says: its handoff written by itself in one
+        quiet round, or built mechanically. Returns the successor's first message."""
+        result = step.result
         old = result.session_id
-        stopped = workers.live_names()  # ended with the old process
-        if overflow is None and old:
-            doc, why = await handoffs.hand_off(
-                lambda words: self._quiet_round(spec, words, old, result), stopped=stopped
-            )
-        else:
-            doc, why = handoffs.overflowed(*(overflow or ())), OVERFLOW_WHY
+        written = None
+        if decision.action == "write" and old:
+            written = await self._quiet_round(step.spec, decision.prompt, old, result)
+        doc, why = handoffs.document(decision, written)
         if why:
             result.errors.append(f"handoff degraded ({why})")
-        successor = handoffs.take_over(doc, old, why=why, stopped=stopped)
+        successor = handoffs.take_over(doc, old, why=why, stopped=decision.stopped)
         result.retired = list(handoffs.retired)
         result.session_id = None  # the successor's id arrives with its first message
-        workers.retire()  # the old session's process, and its background workers, ended with it
+        step.workers.retire()  # the old session's process, and its background workers, ended with it
         return successor  # (a kill from here on is recorded by rescue(), retired sessions included)
 
     async def _quiet_round(self, spec: AgentSpec, prompt: str, session_id: str, result: StepResult) -> QuietRound:
         """One round on ``session_id`` that is not streamed to the UI (the handoff-writing round): its cost and
-        turns count for the step; no budget cap, so the session that knows the work can always write it down."""
+        turns count for the step; no budget cap, so the session that knows the work can always write it down.
+        A round that raises returns its error: any failure of the writing round degrades the handoff."""
         import flower_resilience
 
-        options = self._options(replace(spec, max_budget_usd=None), resume=session_id, fork=False, resume_at=None)
-        answer = _Answer()
-        stream = flower_resilience.resilient_query(prompt=prompt, options=options, policy=self.resilience)
         try:
-            async for message in stream:
-                for event in normalize(message):
-                    if event.kind == "turn":
-                        answer.turn_ended(event)
-                    elif event.kind == "text" and not event.subagent:
-                        answer.add(event.text)
-        finally:
-            await stream.aclose()
-        record = stream.record
-        self._absorb(result, record)
-        return QuietRound(answer.final(record.ok), None if record.ok else (record.error or "the round did not finish"))
+            options = self._options(replace(spec, max_budget_usd=None), resume=session_id, fork=False, resume_at=None)
+            answer = _Answer()
+            stream = flower_resilience.resilient_query(
+                prompt=prompt, options=options, policy=self.resilience, query_fn=self.query_fn
+            )
+            try:
+                async for message in stream:
+                    for event in normalize(message):
+                        if event.kind == "turn":
+                            answer.turn_ended(event)
+                        elif event.kind == "text" and not event.subagent:
+                            answer.add(event.text)
+            finally:
+                await stream.aclose()
+            record = stream.record
+            self._absorb(result, record)
+            return QuietRound(
+                answer.final(record.ok), None if record.ok else (record.error or "the round did not finish")
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure of the writing round degrades the handoff
+            return QuietRound.failed(exc)
 
     @staticmethod
     def _collect(result: StepResult, event: Event, answer: _Answer) -> None:
@@ -672,6 +701,48 @@ class _Answer:
         if ok:
             return self._last or unfinished
         return unfinished or self._last or ""
+
+
+@dataclass
+class _Step:
+    """One ``run``'s state, which its named steps share: what it runs, what it has seen so far, whom it tells."""
+
+    spec: AgentSpec
+    prompt: str  # as the caller gave it: a degraded handoff's scene and a resumed session's successor quote it
+    result: StepResult
+    on_event: EventSink | None
+    on_session: Callable[[str], Any] | None
+    handoffs: HandoffLoop | None = None
+    workers: Workers = field(default_factory=Workers)
+    answer: _Answer = field(default_factory=_Answer)
+
+    def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def on_resilience(self, ev: Any) -> None:
+        self.emit(Event("retry", ev.message, payload={"step": self.result.step, **_resilience_payload(ev)}))
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """One launch of the SDK: its prompt and the session it continues. A fork or a roll-back point applies to the
+    step's first launch only; what follows continues the session that launch produced (the original re-sent
+    resume_at on every attempt)."""
+
+    prompt: str
+    resume: str | None = None
+    fork: bool = False
+    resume_at: str | None = None
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a launch's stream ended: ``record`` is flower-resilience's record of its attempts."""
+
+    record: Any
+    interrupted: bool = False
+    handoff_due: bool = False
 
 
 def _main_thread_uuid(message: Any) -> str | None:

@@ -1,10 +1,14 @@
-"""One step's handoffs, as the Runtime drives them: the main thread's context watermark, the warning near
-the threshold, when to stop for a handoff, the handoff itself (written by the same session, or built
-mechanically when that cannot work) and the takeover by a fresh session.
+"""One step's handoffs, decided in one place: the main thread's context watermark, the warning near the
+threshold, whether and how to hand off when a stream of the step ends (`HandoffLoop.after`, a `Decision`), the
+document (written by the same session, or built mechanically when that cannot work) and the takeover by a fresh
+session.
 
-The pieces that do not depend on a running step (the policy, the document, saving it, recognising an
-overflow) live in `flower_cli.runtime._handoff`; this module only sequences them. The Runtime owns the SDK: it gives
-`HandoffLoop.hand_off` a function that runs one quiet round on the old session.
+The Runtime owns the SDK and asks; the loop answers. When a stream has ended the Runtime asks `after` what to
+do: go on (no handoff), write (run one quiet round on the old session with the decision's prompt), rebuild (the
+context overflowed: no round can run) or stop (the generation brake). It hands the writing round's outcome to
+`document`, and the document to `take_over`, which returns the successor's first message. The pieces that do
+not depend on a running step (the window, the policy, the document, saving it, recognising an overflow) live in
+the other modules of this package.
 
 Where a step may stop for a handoff: only at a clean boundary of the main thread — a tool-result message that
 leaves no tool call of the main thread open (the model is about to be asked again, and nothing is cut in
@@ -21,29 +25,53 @@ end is mirrored to the store with the result).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ._events import Event
-from ._handoff import OVERFLOW_WHY, Handoff, HandoffPolicy, degraded, handoff_prompt, is_overflow, record_overflow, save
+from .._events import Event
+from ._document import Handoff, degraded, handoff_prompt
+from ._overflow import OVERFLOW_WHY, is_overflow, overflow_limit
+from ._policy import HandoffPolicy
+from ._save import save
+from ._window import record_overflow
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookJSONOutput, HookMatcher
 
-__all__ = ["HandoffLoop", "QuietRound", "overflow_limit"]
+__all__ = ["Decision", "HandoffLoop", "QuietRound"]
 
 # Tools whose call starts a worker: stopping right after one would end the turn that just dispatched it.
 _DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 
 EventSink = Callable[[Event], Any]
 
-# "prompt is too long: 210000 tokens > 200000 maximum" — the API names the limit it enforced.
-_LIMIT = re.compile(r"(\d[\d,_]*)\s*tokens?\s*>\s*(\d[\d,_]*)\s*(?:token\s*)?maximum", re.IGNORECASE)
+
+@dataclass(frozen=True)
+class Decision:
+    """What the step does next, as the handoff loop decides when a stream has ended (`HandoffLoop.after`).
+
+    - ``go_on``: no handoff; the step goes on or ends for its own reasons (an interrupt, the end of its turn).
+    - ``write``: hand off; the old session writes its handoff in one quiet round, asked with ``prompt``.
+    - ``rebuild``: hand off, but the context overflowed (``overflow``: the errors that said so), so no round can
+      run; the document is built mechanically.
+    - ``stop``: due again after ``max_generations`` handoffs; the step fails with ``reason``.
+
+    ``stopped``: the live workers a handoff ends with the old session's process.
+    """
+
+    action: Literal["go_on", "write", "rebuild", "stop"]
+    prompt: str = ""
+    reason: str = ""
+    overflow: tuple[str | None, ...] = ()
+    stopped: tuple[str, ...] = ()
+
+    @property
+    def hands_off(self) -> bool:
+        return self.action in ("write", "rebuild")
 
 
 @dataclass(frozen=True)
@@ -53,14 +81,10 @@ class QuietRound:
     text: str
     error: str | None = None
 
-
-def overflow_limit(*texts: str | None) -> int:
-    """The context limit an overflow error names (``… > 200000 maximum``), or 0 when none does."""
-    for text in texts:
-        match = _LIMIT.search(text or "")
-        if match:
-            return int(re.sub(r"[,_]", "", match.group(2)))
-    return 0
+    @classmethod
+    def failed(cls, exc: BaseException) -> QuietRound:
+        """A round that raised instead of returning: its error is the exception."""
+        return cls("", f"{type(exc).__name__}: {exc}")
 
 
 def _k(tokens: int) -> str:
@@ -151,12 +175,6 @@ class HandoffLoop:
 
         return HookMatcher(matcher=None, hooks=[stop])
 
-    def full(self, context: int) -> bool:
-        """Take a resumed session's last known context; True when it is already past the handoff point."""
-        if context > self.context:
-            self.context = context
-        return self.context >= self.at
-
     def _maybe_warn(self) -> None:
         if self._warned or self.context < self.warn_at:
             return
@@ -176,7 +194,43 @@ class HandoffLoop:
             )
         )
 
-    # --- limits ------------------------------------------------------------------------------------
+    # --- deciding ----------------------------------------------------------------------------------
+
+    def after(self, *, due: bool, overflow: Sequence[str | None] = (), stopped: Sequence[str] = ()) -> Decision:
+        """What follows a stream of the step that has ended.
+
+        ``due``: it stopped at a handoff boundary (`observe` said so); ``overflow``: the errors of a stream that
+        failed by itself (an interrupt is not a failure), which hands off when one says the context overflowed;
+        ``stopped``: the workers still live, which a handoff ends. Deciding to write emits the "writing" event.
+        """
+        overflowed = is_overflow(*overflow)
+        if not (due or overflowed):
+            return Decision("go_on")
+        if self.exhausted:
+            return Decision("stop", reason=self.stop())
+        if overflowed:
+            return Decision("rebuild", overflow=tuple(overflow), stopped=tuple(stopped))
+        self._emit(
+            Event(
+                "handoff",
+                f"context {_k(self.context)}/{_k(self.window)}: writing a handoff",
+                payload={
+                    "phase": "writing",
+                    "step": self.step,
+                    "context": self.context,
+                    "window": self.window,
+                    "at": self.at,
+                },
+            )
+        )
+        return Decision("write", prompt=handoff_prompt(self.context, self.window, stopped), stopped=tuple(stopped))
+
+    def before(self, context: int, *, stopped: Sequence[str] = ()) -> Decision:
+        """A resumed session's last known context, before new words go in: `after`'s answer, due when it is
+        already past the handoff point (its last turn ended its step, which never hands off)."""
+        if context > self.context:
+            self.context = context
+        return self.after(due=self.context >= self.at, stopped=stopped)
 
     @property
     def exhausted(self) -> bool:
@@ -209,42 +263,25 @@ class HandoffLoop:
 
     # --- the handoff -------------------------------------------------------------------------------
 
-    async def hand_off(
-        self, quiet_round: Callable[[str], Awaitable[QuietRound]], *, stopped: Sequence[str] = ()
-    ) -> tuple[Handoff, str]:
-        """Ask the same session for its handoff (``quiet_round`` runs one round on it with the given prompt);
-        ``stopped`` names the workers the handoff ended, which the session is told about.
+    def document(self, decision: Decision, written: QuietRound | None) -> tuple[Handoff, str]:
+        """The handoff ``decision`` leads to: the one the old session ``written`` (the outcome of the round the
+        decision asked for), or, when it could not write one, one built mechanically.
 
         Returns the document and, when it had to be built mechanically, why (else "").
         """
-        self._emit(
-            Event(
-                "handoff",
-                f"context {_k(self.context)}/{_k(self.window)}: writing a handoff",
-                payload={
-                    "phase": "writing",
-                    "step": self.step,
-                    "context": self.context,
-                    "window": self.window,
-                    "at": self.at,
-                },
-            )
-        )
-        try:
-            outcome = await quiet_round(handoff_prompt(self.context, self.window, stopped))
-        except Exception as exc:  # noqa: BLE001 - any failure of the writing round degrades the handoff
-            outcome = QuietRound("", f"{type(exc).__name__}: {exc}")
-        if outcome.error is not None and is_overflow(outcome.error):
-            return self.overflowed(outcome.error), OVERFLOW_WHY
-        doc = Handoff.parse(outcome.text)
+        if written is None:
+            return self._overflowed(*decision.overflow), OVERFLOW_WHY
+        if written.error is not None and is_overflow(written.error):
+            return self._overflowed(written.error), OVERFLOW_WHY
+        doc = Handoff.parse(written.text)
         why = ""
-        if outcome.error is not None and not doc.complete:
-            why = f"the writing round failed: {' '.join(outcome.error.split())[:160]}"
+        if written.error is not None and not doc.complete:
+            why = f"the writing round failed: {' '.join(written.error.split())[:160]}"
         elif not doc.complete:
             why = doc.incomplete_reason() or "it was empty"
         return (degraded(self.step, self.original_prompt, why), why) if why else (doc, "")
 
-    def overflowed(self, *errors: str | None) -> Handoff:
+    def _overflowed(self, *errors: str | None) -> Handoff:
         """The context overflowed: remember the limit for later runs, and build the handoff mechanically.
 
         The API names its limit (``… > 200000 maximum``), but the harness passes on only "Prompt is too long";
