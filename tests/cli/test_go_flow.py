@@ -15,9 +15,10 @@ from flower_cli import Brief, Event, Goal, HumanChannel, StepResult
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
 from flower_cli.cli.commands.go import GoOptions, _check, _not_applying
+from flower_cli.go import GoSettings, GoState, build_go_flow, go_workbench
 from flower_cli.go._driver import CtrlC, GoDriver, Line, split_input
-from flower_cli.go._flow import GoSettings, build_go_flow, go_workbench
 from flower_cli.view._render import Renderer
+from flower_cli.workflow import RunResult
 
 BRIEF = "## Goal\nA greeter.\n## Acceptance criteria\n- hello.txt\n## Boundaries\n- no web\n## Unknowns and assumptions\n- English"
 GOAL = "## Goal\nhello.txt greets.\n## Checks\n- hello.txt exists"
@@ -66,7 +67,7 @@ def run_flow(
     settings: GoSettings | None = None,
     answer: Callable[[HumanChannel], None] | None = None,
     timeout_s: float | None = 0,
-) -> tuple[dict[str, Any], Replay, HumanChannel]:
+) -> tuple[RunResult, Replay, HumanChannel, GoState]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     wb = go_workbench(ws)
@@ -81,12 +82,12 @@ def run_flow(
     flow = build_go_flow(settings or GoSettings(ask="build a greeter"), channel=channel, workbench=wb)
     runner = Replay(ws, answers)
     ctx = anyio.run(lambda: flow.run(runner, on_event=on_event))
-    ctx["_events"] = events
-    return ctx, runner, channel
+    ctx.context["_events"] = events
+    return ctx, runner, channel, flow.state
 
 
 def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, state = run_flow(
         tmp_path,
         {
             "clarify": [BRIEF],
@@ -98,24 +99,24 @@ def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(
     )
     assert [c[0] for c in runner.calls] == ["clarify", "goal", "work", "work·judge#1", "work#round2", "work·judge#2"]
     assert runner.calls[4][2] == "sid-work" and "GAP-1" in runner.calls[4][1]
-    assert ctx["_failed_at"] == "work" and ctx["_verdict"].reason == "GAP-2"
+    assert ctx.failed_at == "work" and state.verdict.reason == "GAP-2"
     assert Brief.load(tmp_path / "ws" / ".flower" / "notes" / "brief.md").complete
     assert Goal.load(tmp_path / "ws" / ".flower" / "notes" / "goal.md").complete
 
 
 def test_an_incomplete_brief_is_sent_back_naming_what_is_missing(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, _ = run_flow(
         tmp_path, {"clarify": ["## Goal\nonly a goal", BRIEF]}, settings=GoSettings(ask="x", clarify_only=True)
     )
     assert [c[0] for c in runner.calls] == ["clarify", "clarify#round2"]
-    assert "Acceptance criteria" in runner.calls[1][1] and "_failed_at" not in ctx
+    assert "Acceptance criteria" in runner.calls[1][1] and ctx.failed_at is None
 
 
 def test_unreachable_and_nobody_answers_aborts_with_the_reason(tmp_path: Path) -> None:
-    ctx, runner, channel = run_flow(
+    ctx, runner, channel, _ = run_flow(
         tmp_path, {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1"], "judge": [verdict("unreachable", "NEEDS-A-MAC")]}
     )
-    assert ctx["_failed_at"] == "work" and "NEEDS-A-MAC" in ctx["_aborted"] and "nobody answered" in ctx["_aborted"]
+    assert ctx.failed_at == "work" and "NEEDS-A-MAC" in ctx.aborted and "nobody answered" in ctx.aborted
     assert [a.state for a in channel.asks] == ["timeout"]
 
 
@@ -141,10 +142,10 @@ def test_unreachable_answers(tmp_path: Path, reply: str, achieved: bool, fed_bac
         "work": ["r1", "r2"],
         "judge": [verdict("unreachable", "NEEDS-A-MAC"), verdict("achieved")],
     }
-    ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
-    assert "_failed_at" not in ctx
+    ctx, runner, _, state = run_flow(tmp_path, answers, answer=person, timeout_s=60)
+    assert ctx.failed_at is None
     if achieved:
-        assert [c[0] for c in runner.calls][-1] == "work·judge#1" and ctx["_accepted"]
+        assert [c[0] for c in runner.calls][-1] == "work·judge#1" and state.accepted
     else:
         assert fed_back is not None and fed_back in runner.calls[-2][1]  # work#round2's prompt
 
@@ -165,8 +166,8 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
         "work": ["r1", "r2"],
         "judge": [verdict("unreachable"), verdict("achieved")],
     }
-    ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
-    assert "_failed_at" not in ctx
+    ctx, runner, _, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
+    assert ctx.failed_at is None
     goal = Goal.load(tmp_path / "ws" / ".flower" / "notes" / "goal.md")
     assert "hello.txt may be in French" in goal.statement and goal.checks == ("hello.txt exists",)
     assert "The new goal: hello.txt may be in French" in runner.calls[-2][1]
@@ -174,7 +175,9 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
 
 def test_unverifiable_checks_are_warned_about(tmp_path: Path) -> None:
     goal = "## Goal\nworks\n## Checks\n- [cannot verify here: needs an iPhone] the app opens\n- it builds"
-    ctx, _, _ = run_flow(tmp_path, {"clarify": [BRIEF], "goal": [goal], "work": ["r1"], "judge": [verdict("achieved")]})
+    ctx, _, _, _ = run_flow(
+        tmp_path, {"clarify": [BRIEF], "goal": [goal], "work": ["r1"], "judge": [verdict("achieved")]}
+    )
     [notice] = [e for e in ctx["_events"] if e.kind == "notice"]
     assert notice.payload["unverifiable"] == 1 and notice.payload["total"] == 2
 
@@ -186,7 +189,7 @@ def test_a_wake_sentence_derives_the_goal_again_and_reaches_the_work_session(tmp
     Brief.parse(BRIEF).write(notes / "brief.md")
     Goal.parse(GOAL).write(notes / "goal.md")
     Brief.amend(notes / "brief.md", "also a README", "Added at wake")
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, _ = run_flow(
         tmp_path,
         {
             "goal": [GOAL.replace("- hello.txt exists", "- hello.txt exists\n- README.md exists")],

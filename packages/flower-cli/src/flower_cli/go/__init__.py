@@ -15,7 +15,9 @@ __all__ = [
     "Brief",
     "CLARIFY",
     "GoDriver",
+    "GoFlow",
     "GoSettings",
+    "GoState",
     "Goal",
     "HumanChannel",
     "NotesPaths",
@@ -41,7 +43,9 @@ _HOMES = {
     "Brief": "_brief",
     "CLARIFY": "_flow",
     "GoDriver": "_driver",
+    "GoFlow": "_flow",
     "GoSettings": "_flow",
+    "GoState": "_flow",
     "Goal": "_goal",
     "HumanChannel": "_human",
     "NotesPaths": "_continuity",
@@ -78,7 +82,7 @@ if TYPE_CHECKING:
     from ._brief import WAKE_LABEL, Brief
     from ._continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
     from ._driver import GoDriver
-    from ._flow import CLARIFY, WORK, GoSettings, build_go_flow, go_workbench
+    from ._flow import CLARIFY, WORK, GoFlow, GoSettings, GoState, build_go_flow, go_workbench
     from ._goal import Goal
     from ._human import HumanChannel
     from ._routing import route_eof, route_json, route_line

@@ -20,9 +20,9 @@ from .common import (
 from .credentials import ensure_credentials, interactive, show_settings
 
 if TYPE_CHECKING:
-    from ...runtime import StepResult
+    from ...go import GoState
     from ...view import Renderer
-    from ...workflow import Ctx
+    from ...workflow import RunResult
     from .._global_options import GlobalOptions
 
 __all__ = ["GoOptions", "run_go"]
@@ -228,13 +228,13 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
         from ...workflow import WorkflowError
 
         try:
-            ctx = anyio.run(driver.run, workflow)
+            outcome = anyio.run(driver.run, workflow)
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
-        if driver.interrupted:
+        if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
-        _conclude(g, view, sink, runtime, ctx, settings, paths)
+        _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
 
 
 def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: Any) -> None:
@@ -245,29 +245,35 @@ def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: A
         view.line(f"  <- starting over: the brief, the goal and the lineage moved to {done.folder}", "dim")
 
 
-def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ctx, settings: Any, paths: Any) -> None:
+def _conclude(
+    g: GlobalOptions,
+    view: Renderer,
+    sink: Any,
+    runtime: Any,
+    outcome: RunResult,
+    state: GoState,
+    settings: Any,
+    paths: Any,
+) -> None:
     """The answer and the closing line; exit 0 when done, else the reason and where to look."""
     from ...go import WORK
 
-    results: dict[str, StepResult] = ctx.get("_results") or {}
-    failed = ctx.get("_failed_at")
-    ran = list(results)
-    answer = results.get(failed) if failed else (results.get(ran[-1]) if ran else None)
-    aborted = ctx.get("_aborted")
+    failed = outcome.failed_at
+    answer = outcome.answer
+    aborted = outcome.aborted
     if failed and not aborted and answer is not None and answer.ok and failed == WORK:
-        verdict = ctx.get("_verdict")
-        why = getattr(verdict, "reason", "") or "no reason given"
+        why = (state.verdict.reason if state.verdict is not None else "") or "no reason given"
         aborted = f"the goal was not reached in {settings.rounds} round{'s' if settings.rounds != 1 else ''}; the judge's last reason: {why}"
     finish(g, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
     if not failed:
-        if ctx.get("_accepted"):
+        if state.accepted:
             view.line(
-                f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})",
+                f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
                 "yellow",
                 wrap=True,
             )
         return
-    judged: StepResult | None = ctx.get("_judge_failed")
+    judged = state.judge_failed
     culprit = judged if judged is not None else answer
     code = exit_code_for(culprit) if culprit is not None and not culprit.ok else ExitCode.NOT_DONE
     reason = aborted or (answer.error if answer is not None else None) or "no result"
