@@ -14,7 +14,7 @@ import pytest
 from flower_cli import Brief, Event, Goal, HumanChannel, StepResult
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
-from flower_cli.cli.commands.go import GoOptions, _check, _not_applying
+from flower_cli.cli.commands.go import _check, _not_applying
 from flower_cli.go import GoSettings, GoState, build_go_flow, go_workbench
 from flower_cli.go._driver import CtrlC, GoDriver, Line, split_input
 from flower_cli.view._render import Renderer
@@ -283,21 +283,27 @@ def test_end_of_input_makes_later_questions_fall_through() -> None:
 
 
 @pytest.mark.parametrize(
-    "opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan"))]
+    "opts", [GoSettings(rounds=0), GoSettings(asks=-1), GoSettings(timeout=-1.0), GoSettings(timeout=float("nan"))]
 )
-def test_values_no_run_can_use_are_usage_errors(opts: GoOptions) -> None:
+def test_values_no_run_can_use_are_usage_errors(opts: GoSettings) -> None:
     with pytest.raises(Exit) as caught:
         _check(opts)
     assert caught.value.code == ExitCode.USAGE
 
 
+def test_one_settings_type_serves_the_command_and_the_flow() -> None:
+    assert GoSettings().round_limit == 3 and GoSettings(rounds=1).round_limit == 1
+    assert GoSettings().timeout_s == 1800.0 and GoSettings(timeout=0).timeout_s == 0
+    assert GoSettings(timeout=float("inf")).timeout_s is None
+
+
 def test_options_that_do_not_apply_are_said() -> None:
     g = GlobalOptions(Path("."), Path("runs"), False, True, True, False)
-    notes = _not_applying(GoOptions(no_goal=True, rounds=2, judge_can_run=True), g)
+    notes = _not_applying(GoSettings(goal=False, rounds=2, judge_can_run=True), g)
     joined = "\n".join(notes)
     for flag in ("-W", "-T", "--rounds", "--judge-can-run"):
         assert flag in joined
-    assert _not_applying(GoOptions(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
+    assert _not_applying(GoSettings(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
 
 
 def test_a_workflow_mistake_leaves_the_driver_as_itself_not_as_an_exception_group(tmp_path: Path) -> None:

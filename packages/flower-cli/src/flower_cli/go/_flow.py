@@ -29,6 +29,7 @@ from ..workflow import Ctx, RunContext, RunResult, Step, StepAbort, StepRunner, 
 from ._brief import Brief
 from ._continuity import NotesPaths
 from ._goal import Goal
+from ._settings import GoSettings
 from ._verdict import UNREACHABLE_OPTIONS, Verdict, unreachable_choice, unreachable_question
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ __all__ = [
     "GOAL",
     "WORK",
     "GoFlow",
-    "GoSettings",
     "GoState",
     "build_go_flow",
     "go_workbench",
@@ -63,20 +63,6 @@ _WAKE_DEFAULT = "Carry on from where you stopped. First say in one sentence what
 def judge_label(step: str, round_no: int) -> str:
     """The manifest name of a round's judge: ``work·judge#1``."""
     return f"{step}·judge#{round_no}"
-
-
-@dataclass(frozen=True)
-class GoSettings:
-    """What ``flower go`` was asked to do (the command's options, checked)."""
-
-    ask: str = ""
-    rounds: int = 3
-    goal: bool = True
-    judge_can_run: bool = False
-    clarify_only: bool = False
-    isolate: bool = False
-    instructions: str = ""
-    amended: bool = False  # the ask was appended to an existing brief on wake: derive the goal again
 
 
 def go_workbench(workspace: Path | str, *, isolate: bool = False) -> Workbench:
@@ -393,7 +379,7 @@ def _with_judge(
     def on_reject(result: StepResult, ctx: Ctx) -> str:
         return state.verdict.feedback() if state.verdict is not None else ""
 
-    return replace(step, gate=gate, on_reject=on_reject, retries=max(0, settings.rounds - 1))
+    return replace(step, gate=gate, on_reject=on_reject, retries=max(0, settings.round_limit - 1))
 
 
 async def _ask(channel: HumanChannel, question: str, options: tuple[str, ...] | list[str]) -> str | None:
