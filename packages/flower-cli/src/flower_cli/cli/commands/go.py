@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    exit_code_for,
-    finish,
+    conclude,
     handoff_policy,
     make_view,
     open_runtime,
@@ -228,31 +227,19 @@ def _conclude(
     from ...go import WORK
 
     failed = outcome.failed_at
-    answer = outcome.answer
-    aborted = outcome.aborted
-    if failed and not aborted and answer is not None and answer.ok and failed == WORK:
+    unmet = None
+    if failed == WORK and outcome.answer is not None and outcome.answer.ok:  # every round judged, none achieved
         why = (state.verdict.reason if state.verdict is not None else "") or "no reason given"
         rounds = settings.round_limit
-        aborted = (
+        unmet = (
             f"the goal was not reached in {rounds} round{'s' if rounds != 1 else ''}; the judge's last reason: {why}"
         )
-    finish(g, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
-    if not failed:
-        if state.accepted:
-            view.line(
-                f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
-                "yellow",
-                wrap=True,
-            )
-        return
-    judged = state.judge_failed
-    culprit = judged if judged is not None else answer
-    code = exit_code_for(culprit) if culprit is not None and not culprit.ok else ExitCode.NOT_DONE
-    reason = aborted or (answer.error if answer is not None else None) or "no result"
-    if "look at" not in reason:
-        reason += (
-            f"; look at {paths.goal} and {runtime.manifest_path}"
-            if failed == WORK
-            else f"; see {runtime.manifest_path}"
+    see = f"look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"see {runtime.manifest_path}"
+    # A judge that could not run decides the exit code (a network outage is 4, not 1).
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=state.judge_failed, see=see)
+    if state.accepted:
+        view.line(
+            f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
+            "yellow",
+            wrap=True,
         )
-    raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")
