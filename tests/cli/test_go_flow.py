@@ -31,9 +31,10 @@ def verdict(state: str, reason: str = "because") -> str:
 class Replay:
     """A StepRunner whose steps answer from lists keyed by the start of the step name."""
 
-    def __init__(self, workspace: Path, answers: dict[str, list[str]]) -> None:
+    def __init__(self, workspace: Path, answers: dict[str, list[str]], workbench: Any = None) -> None:
         self.workspace = workspace
         self.run_dir = workspace / "runs"
+        self.workbench = workbench  # the go command opens its runtime with the flow's workbench
         self.answers = answers
         self.calls: list[tuple[str, str, str | None]] = []
 
@@ -80,7 +81,7 @@ def run_flow(
             threading.Thread(target=answer, args=(channel,), daemon=True).start()
 
     flow = build_go_flow(settings or GoSettings(ask="build a greeter"), channel=channel, workbench=wb)
-    runner = Replay(ws, answers)
+    runner = Replay(ws, answers, workbench=wb)
     ctx = anyio.run(lambda: flow.run(runner, on_event=on_event))
     ctx.context["_events"] = events
     return ctx, runner, channel, flow.state

@@ -144,8 +144,11 @@ class Workflow:
     """Steps in order. ``context`` is the ctx dict the steps share (user keys survive between runs).
 
     ``channel`` (a `Channel`) gets its ``on_event`` wired to the run's event sink when it has none.
-    ``workbench`` is the workbench ``flower run`` gives the runtime (a ``flower_workbench.Workbench`` or
-    True). ``continuous`` resumes each step's recorded session from ``lineage.json`` in the run dir.
+    ``workbench`` is the workbench the steps run with: a ``flower_workbench.Workbench``, or True for one at
+    ``<run_dir>/workbench`` unless the runtime has one already; ``run`` gives it to a runtime that runs with
+    another or none (``use_workbench``) and gives the runtime its own back afterwards. None or False: the
+    runtime's own, whatever it is (``flower run`` opens its runtime with the workflow's workbench, else ``-W``).
+    ``continuous`` resumes each step's recorded session from ``lineage.json`` in the run dir.
     """
 
     steps: list[Step]
@@ -158,6 +161,11 @@ class Workflow:
     def __post_init__(self) -> None:
         if not isinstance(self.steps, list) or not self.steps:
             raise WorkflowError("a workflow needs a non-empty list of steps")
+        if not (self.workbench is None or isinstance(self.workbench, bool) or hasattr(self.workbench, "root")):
+            raise WorkflowError(
+                f"workflow {self.name!r}: workbench must be a flower_workbench.Workbench, True, False or None, "
+                f"got {type(self.workbench).__name__}"
+            )
         seen: set[str] = set()
         for step in self.steps:
             if not isinstance(step, Step):
@@ -188,6 +196,35 @@ class Workflow:
             if problem:
                 raise WorkflowError(f"step {step.name!r}: {problem}")
 
+        give_back = self._lend_workbench(runtime)
+        try:
+            return await self._run(runtime, on_event, on_step)
+        finally:
+            give_back()
+
+    def _lend_workbench(self, runtime: StepRunner) -> Callable[[], None]:
+        """Make ``runtime`` run with this workflow's workbench; return what gives the runtime its own back."""
+        wanted = self.workbench
+        if wanted is None or wanted is False:
+            return lambda: None
+        own = getattr(runtime, "workbench", None)
+        if own is not None and (wanted is True or own.root == wanted.root):
+            return lambda: None  # it runs with this one already
+        use = getattr(runtime, "use_workbench", None)
+        if not callable(use):
+            raise WorkflowError(
+                f"workflow {self.name!r} brings a workbench, but its runtime ({type(runtime).__name__}) "
+                "cannot take one (it has no use_workbench)"
+            )
+        use(wanted)
+        return lambda: use(own if own is not None else False)
+
+    async def _run(
+        self,
+        runtime: StepRunner,
+        on_event: EventSink | None,
+        on_step: Callable[[Step, StepResult], Any] | None,
+    ) -> RunResult:
         ctx = self.context
         if self.channel is not None and on_event is not None and getattr(self.channel, "on_event", None) is None:
             self.channel.on_event = on_event
