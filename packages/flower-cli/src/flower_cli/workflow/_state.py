@@ -80,8 +80,8 @@ class RunContext:
 
     A ``when``, ``gate``, ``reduce`` or ``on_reject`` that declares a parameter named ``run`` is given this
     (``def gate(result, ctx, run): ...``); one that does not is called as before, with ``ctx`` alone.
-    ``workbench`` is the one the steps run with; ``lineage`` is None unless the workflow is ``continuous``;
-    ``woke`` counts the runs of this workflow in this run dir (1 the first time).
+    ``workflow`` is the workflow's name; ``workbench`` the one the steps run with; ``lineage`` is None unless
+    the workflow is ``continuous``; ``woke`` counts the runs of this workflow in this run dir (1 the first time).
     """
 
     runtime: StepRunner
@@ -116,7 +116,8 @@ class RunResult(Mapping[str, Any]):
     """What a workflow run leaves: each step's last result, where it stopped and why, what it cost.
 
     It also reads as the run's ctx (``result["draft"]``: a step's output, or a key of the workflow's
-    ``context``), as ``Workflow.run`` returned before. ``failed_at`` names the step that stopped the run
+    ``context``), as ``Workflow.run`` returned before; ``context`` is the workflow's own dict, which a later
+    run of the same workflow writes to. ``failed_at`` names the step that stopped the run
     (None: every step went through or was let go by its ``on_fail``); ``aborted`` is the message of the last
     `StepAbort` raised in the run. ``results`` holds each step's last attempt by step name, in the order the
     steps ran; ``attempts`` every session the run ran, retries, rounds and side sessions included.
