@@ -14,10 +14,11 @@ import pytest
 from flower_cli import Brief, Event, Goal, HumanChannel, StepResult
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
-from flower_cli.cli.commands.go import GoOptions, _check, _not_applying
+from flower_cli.cli.commands.go import _check, _not_applying
+from flower_cli.go import GoSettings, GoState, build_go_flow, go_workbench
 from flower_cli.go._driver import CtrlC, GoDriver, Line, split_input
-from flower_cli.go._flow import GoSettings, build_go_flow, go_workbench
 from flower_cli.view._render import Renderer
+from flower_cli.workflow import RunResult
 
 BRIEF = "## Goal\nA greeter.\n## Acceptance criteria\n- hello.txt\n## Boundaries\n- no web\n## Unknowns and assumptions\n- English"
 GOAL = "## Goal\nhello.txt greets.\n## Checks\n- hello.txt exists"
@@ -30,9 +31,10 @@ def verdict(state: str, reason: str = "because") -> str:
 class Replay:
     """A StepRunner whose steps answer from lists keyed by the start of the step name."""
 
-    def __init__(self, workspace: Path, answers: dict[str, list[str]]) -> None:
+    def __init__(self, workspace: Path, answers: dict[str, list[str]], workbench: Any = None) -> None:
         self.workspace = workspace
         self.run_dir = workspace / "runs"
+        self.workbench = workbench  # the go command opens its runtime with the flow's workbench
         self.answers = answers
         self.calls: list[tuple[str, str, str | None]] = []
 
@@ -66,7 +68,7 @@ def run_flow(
     settings: GoSettings | None = None,
     answer: Callable[[HumanChannel], None] | None = None,
     timeout_s: float | None = 0,
-) -> tuple[dict[str, Any], Replay, HumanChannel]:
+) -> tuple[RunResult, Replay, HumanChannel, GoState]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     wb = go_workbench(ws)
@@ -79,14 +81,14 @@ def run_flow(
             threading.Thread(target=answer, args=(channel,), daemon=True).start()
 
     flow = build_go_flow(settings or GoSettings(ask="build a greeter"), channel=channel, workbench=wb)
-    runner = Replay(ws, answers)
+    runner = Replay(ws, answers, workbench=wb)
     ctx = anyio.run(lambda: flow.run(runner, on_event=on_event))
-    ctx["_events"] = events
-    return ctx, runner, channel
+    ctx.context["_events"] = events
+    return ctx, runner, channel, flow.state
 
 
 def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, state = run_flow(
         tmp_path,
         {
             "clarify": [BRIEF],
@@ -98,24 +100,24 @@ def test_rounds_continue_the_same_session_with_the_gaps_and_stop_after_the_last(
     )
     assert [c[0] for c in runner.calls] == ["clarify", "goal", "work", "work·judge#1", "work#round2", "work·judge#2"]
     assert runner.calls[4][2] == "sid-work" and "GAP-1" in runner.calls[4][1]
-    assert ctx["_failed_at"] == "work" and ctx["_verdict"].reason == "GAP-2"
+    assert ctx.failed_at == "work" and state.verdict.reason == "GAP-2"
     assert Brief.load(tmp_path / "ws" / ".flower" / "notes" / "brief.md").complete
     assert Goal.load(tmp_path / "ws" / ".flower" / "notes" / "goal.md").complete
 
 
 def test_an_incomplete_brief_is_sent_back_naming_what_is_missing(tmp_path: Path) -> None:
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, _ = run_flow(
         tmp_path, {"clarify": ["## Goal\nonly a goal", BRIEF]}, settings=GoSettings(ask="x", clarify_only=True)
     )
     assert [c[0] for c in runner.calls] == ["clarify", "clarify#round2"]
-    assert "Acceptance criteria" in runner.calls[1][1] and "_failed_at" not in ctx
+    assert "Acceptance criteria" in runner.calls[1][1] and ctx.failed_at is None
 
 
 def test_unreachable_and_nobody_answers_aborts_with_the_reason(tmp_path: Path) -> None:
-    ctx, runner, channel = run_flow(
+    ctx, runner, channel, _ = run_flow(
         tmp_path, {"clarify": [BRIEF], "goal": [GOAL], "work": ["r1"], "judge": [verdict("unreachable", "NEEDS-A-MAC")]}
     )
-    assert ctx["_failed_at"] == "work" and "NEEDS-A-MAC" in ctx["_aborted"] and "nobody answered" in ctx["_aborted"]
+    assert ctx.failed_at == "work" and "NEEDS-A-MAC" in ctx.aborted and "nobody answered" in ctx.aborted
     assert [a.state for a in channel.asks] == ["timeout"]
 
 
@@ -141,10 +143,10 @@ def test_unreachable_answers(tmp_path: Path, reply: str, achieved: bool, fed_bac
         "work": ["r1", "r2"],
         "judge": [verdict("unreachable", "NEEDS-A-MAC"), verdict("achieved")],
     }
-    ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
-    assert "_failed_at" not in ctx
+    ctx, runner, _, state = run_flow(tmp_path, answers, answer=person, timeout_s=60)
+    assert ctx.failed_at is None
     if achieved:
-        assert [c[0] for c in runner.calls][-1] == "work·judge#1" and ctx["_accepted"]
+        assert [c[0] for c in runner.calls][-1] == "work·judge#1" and state.accepted
     else:
         assert fed_back is not None and fed_back in runner.calls[-2][1]  # work#round2's prompt
 
@@ -165,8 +167,8 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
         "work": ["r1", "r2"],
         "judge": [verdict("unreachable"), verdict("achieved")],
     }
-    ctx, runner, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
-    assert "_failed_at" not in ctx
+    ctx, runner, _, _ = run_flow(tmp_path, answers, answer=person, timeout_s=60)
+    assert ctx.failed_at is None
     goal = Goal.load(tmp_path / "ws" / ".flower" / "notes" / "goal.md")
     assert "hello.txt may be in French" in goal.statement and goal.checks == ("hello.txt exists",)
     assert "The new goal: hello.txt may be in French" in runner.calls[-2][1]
@@ -174,7 +176,9 @@ def test_changing_the_goal_amends_the_goal_file(tmp_path: Path) -> None:
 
 def test_unverifiable_checks_are_warned_about(tmp_path: Path) -> None:
     goal = "## Goal\nworks\n## Checks\n- [cannot verify here: needs an iPhone] the app opens\n- it builds"
-    ctx, _, _ = run_flow(tmp_path, {"clarify": [BRIEF], "goal": [goal], "work": ["r1"], "judge": [verdict("achieved")]})
+    ctx, _, _, _ = run_flow(
+        tmp_path, {"clarify": [BRIEF], "goal": [goal], "work": ["r1"], "judge": [verdict("achieved")]}
+    )
     [notice] = [e for e in ctx["_events"] if e.kind == "notice"]
     assert notice.payload["unverifiable"] == 1 and notice.payload["total"] == 2
 
@@ -186,7 +190,7 @@ def test_a_wake_sentence_derives_the_goal_again_and_reaches_the_work_session(tmp
     Brief.parse(BRIEF).write(notes / "brief.md")
     Goal.parse(GOAL).write(notes / "goal.md")
     Brief.amend(notes / "brief.md", "also a README", "Added at wake")
-    ctx, runner, _ = run_flow(
+    ctx, runner, _, _ = run_flow(
         tmp_path,
         {
             "goal": [GOAL.replace("- hello.txt exists", "- hello.txt exists\n- README.md exists")],
@@ -280,21 +284,27 @@ def test_end_of_input_makes_later_questions_fall_through() -> None:
 
 
 @pytest.mark.parametrize(
-    "opts", [GoOptions(rounds=0), GoOptions(asks=-1), GoOptions(timeout=-1.0), GoOptions(timeout=float("nan"))]
+    "opts", [GoSettings(rounds=0), GoSettings(asks=-1), GoSettings(timeout=-1.0), GoSettings(timeout=float("nan"))]
 )
-def test_values_no_run_can_use_are_usage_errors(opts: GoOptions) -> None:
+def test_values_no_run_can_use_are_usage_errors(opts: GoSettings) -> None:
     with pytest.raises(Exit) as caught:
         _check(opts)
     assert caught.value.code == ExitCode.USAGE
 
 
+def test_one_settings_type_serves_the_command_and_the_flow() -> None:
+    assert GoSettings().round_limit == 3 and GoSettings(rounds=1).round_limit == 1
+    assert GoSettings().timeout_s == 1800.0 and GoSettings(timeout=0).timeout_s == 0
+    assert GoSettings(timeout=float("inf")).timeout_s is None
+
+
 def test_options_that_do_not_apply_are_said() -> None:
     g = GlobalOptions(Path("."), Path("runs"), False, True, True, False)
-    notes = _not_applying(GoOptions(no_goal=True, rounds=2, judge_can_run=True), g)
+    notes = _not_applying(GoSettings(goal=False, rounds=2, judge_can_run=True), g)
     joined = "\n".join(notes)
     for flag in ("-W", "-T", "--rounds", "--judge-can-run"):
         assert flag in joined
-    assert _not_applying(GoOptions(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
+    assert _not_applying(GoSettings(), GlobalOptions(Path("."), Path("runs"), False, False, False, False)) == []
 
 
 def test_a_workflow_mistake_leaves_the_driver_as_itself_not_as_an_exception_group(tmp_path: Path) -> None:

@@ -18,7 +18,19 @@ from typing import Any
 import anyio
 import pytest
 
-from flower_cli import AgentSpec, Event, Step, StepAbort, StepResult, Workflow, WorkflowError, coordinator, worker
+from flower_cli import (
+    AgentSpec,
+    Event,
+    RunContext,
+    RunResult,
+    Step,
+    StepAbort,
+    StepResult,
+    Workflow,
+    WorkflowError,
+    coordinator,
+    worker,
+)
 from flower_cli.runtime._lineage import Lineage
 
 SPEC = AgentSpec("w", "work")
@@ -95,7 +107,7 @@ def rt(tmp_path: Path) -> FakeRuntime:
     return FakeRuntime(tmp_path / "runs", ws)
 
 
-def run(workflow: Workflow, runtime: FakeRuntime, **kw: Any) -> dict[str, Any]:
+def run(workflow: Workflow, runtime: FakeRuntime, **kw: Any) -> RunResult:
     return anyio.run(lambda: workflow.run(runtime, **kw))
 
 
@@ -107,11 +119,19 @@ def names(runtime: FakeRuntime) -> list[str]:
 
 
 def test_steps_run_in_order_and_later_prompts_read_earlier_answers(rt: FakeRuntime) -> None:
-    wf = Workflow([Step("a", SPEC, "first"), Step("b", SPEC, lambda ctx: f"after {ctx['a']}")], continuous=False)
+    seen: list[RunContext] = []
+
+    def when(ctx: dict[str, Any], run: RunContext) -> bool:
+        seen.append(run)
+        return True
+
+    wf = Workflow(
+        [Step("a", SPEC, "first"), Step("b", SPEC, lambda ctx: f"after {ctx['a']}", when=when)], continuous=False
+    )
     ctx = run(wf, rt)
     assert names(rt) == ["a", "b"] and rt.calls[1].prompt == "after answer of a"
-    assert ctx["a"] == "answer of a" and ctx["b"] == "answer of b" and "_failed_at" not in ctx
-    assert ctx["_runtime"] is rt and set(ctx["_results"]) == {"a", "b"}
+    assert ctx["a"] == "answer of a" and ctx["b"] == "answer of b" and ctx.failed_at is None
+    assert seen[0].runtime is rt and set(ctx.results) == {"a", "b"}
 
 
 def test_when_false_skips_entirely_and_async_when_works(rt: FakeRuntime) -> None:
@@ -131,7 +151,7 @@ def test_when_false_skips_entirely_and_async_when_works(rt: FakeRuntime) -> None
     assert names(rt) == ["b"] and rt.calls[0].prompt == "frozen brief"
     steps = [e for e in events if e.kind == "step"]
     assert [(e.text, e.payload["index"], e.payload["total"]) for e in steps] == [("b", 2, 2)]
-    assert "a" not in ctx["_results"]
+    assert "a" not in ctx.results
 
 
 def test_step_event_carries_index_total_resumed_and_woke(rt: FakeRuntime) -> None:
@@ -172,13 +192,13 @@ def test_rejections_continue_the_same_session_with_the_feedback_as_rounds(rt: Fa
     first = rt.calls[0].session_id
     assert [c.resume for c in rt.calls] == [None, first, first] and not any(c.fork for c in rt.calls)
     assert [c.prompt for c in rt.calls] == ["build it", "gaps of round 1", "gaps of round 2"]
-    assert ctx["work"] == "answer of work#round3" and "_failed_at" not in ctx
+    assert ctx["work"] == "answer of work#round3" and ctx.failed_at is None
 
 
 def test_rounds_run_out_and_the_step_fails(rt: FakeRuntime) -> None:
     step = Step("work", SPEC, "x", gate=lambda r, c: False, on_reject=lambda r, c: "again", retries=1)
     ctx = run(Workflow([step, Step("next", SPEC, "y")], continuous=False), rt)
-    assert names(rt) == ["work", "work#round2"] and ctx["_failed_at"] == "work" and "work" not in ctx
+    assert names(rt) == ["work", "work#round2"] and ctx.failed_at == "work" and "work" not in ctx
 
 
 def test_a_rejection_without_feedback_relaunches_fresh(rt: FakeRuntime) -> None:
@@ -228,7 +248,7 @@ def test_step_abort_in_a_gate_stops_at_once_and_stops_the_run(rt: FakeRuntime) -
 
     ctx = run(Workflow([Step("work", SPEC, "x", gate=gate, retries=5), Step("after", SPEC, "y")], continuous=False), rt)
     assert names(rt) == ["work"], "no retries are spent after an abort"
-    assert ctx["_aborted"] == "unreachable and nobody answered" and ctx["_failed_at"] == "work"
+    assert ctx.aborted == "unreachable and nobody answered" and ctx.failed_at == "work"
 
 
 def test_step_abort_in_when_and_on_reject(rt: FakeRuntime) -> None:
@@ -248,7 +268,7 @@ def test_step_abort_in_when_and_on_reject(rt: FakeRuntime) -> None:
         ),
         rt,
     )
-    assert names(rt) == ["b"] and ctx["_aborted"] == "human said stop" and ctx["_failed_at"] == "b"
+    assert names(rt) == ["b"] and ctx.aborted == "human said stop" and ctx.failed_at == "b"
 
 
 def test_on_fail_skip_and_continue_let_the_run_go_on(rt: FakeRuntime) -> None:
@@ -261,7 +281,7 @@ def test_on_fail_skip_and_continue_let_the_run_go_on(rt: FakeRuntime) -> None:
         continuous=False,
     )
     ctx = run(wf, rt)
-    assert ctx["flaky"] == "" and rt.calls[1].prompt == "skip left ''" and "_failed_at" not in ctx
+    assert ctx["flaky"] == "" and rt.calls[1].prompt == "skip left ''" and ctx.failed_at is None
     rt.calls.clear()
     wf2 = Workflow(
         [Step("flaky", SPEC, "x", on_fail="continue"), Step("next", SPEC, lambda ctx: ctx["flaky"])], continuous=False
@@ -328,7 +348,7 @@ def test_resume_from_and_fork(rt: FakeRuntime) -> None:
     ctx = run(wf, rt)
     draft = rt.calls[0].session_id
     assert [(c.resume, c.fork) for c in rt.calls] == [(None, False), (draft, False), (draft, True)]
-    assert ctx["_sessions"]["variant"] != draft
+    assert ctx.sessions["variant"] != draft
 
 
 def test_resume_from_a_step_without_session_is_an_error(rt: FakeRuntime) -> None:
@@ -350,10 +370,8 @@ def test_lineage_is_written_the_moment_a_session_appears_and_judges_stay_out(rt:
 
     rt.plan = plan
 
-    async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
-        verdict = await ctx["_runtime"].run(
-            JUDGE, f"judge: {result.text}", step_name="work·judge#1", on_event=ctx["_on_event"]
-        )
+    async def gate(result: StepResult, ctx: dict[str, Any], run: RunContext) -> bool:
+        verdict = await run.runtime.run(JUDGE, f"judge: {result.text}", step_name="work·judge#1", on_event=run.on_event)
         return bool(verdict.ok)
 
     run(Workflow([Step("work", SPEC, "x", gate=gate)]), rt)
@@ -371,7 +389,7 @@ def test_continuous_resumes_the_recorded_session_with_resume_prompt(rt: FakeRunt
     )
     assert rt.calls[0].resume == "old-session" and rt.calls[0].prompt == "carry on"
     [step] = [e for e in events if e.kind == "step"]
-    assert step.payload["resumed"] is True and step.payload["woke"] == 1 == ctx["_woke"]
+    assert step.payload["resumed"] is True and step.payload["woke"] == 1 == ctx.woke
 
 
 def test_a_carried_session_is_not_resumed_again_by_a_retry(rt: FakeRuntime) -> None:
@@ -388,18 +406,18 @@ def test_a_dead_recorded_session_starts_fresh_and_wakes_count(rt: FakeRuntime) -
     Lineage.open(rt.run_dir, rt.workspace).remember("work", "gone-session")  # not in the store any more
     wf = Workflow([Step("work", SPEC, "start", resume_prompt="carry on")])
     first = run(wf, rt)
-    assert rt.calls[0].resume is None and rt.calls[0].prompt == "start" and first["_woke"] == 1
+    assert rt.calls[0].resume is None and rt.calls[0].prompt == "start" and first.woke == 1
     second = run(Workflow([Step("work", SPEC, "start", resume_prompt="carry on")]), rt)
-    assert rt.calls[1].resume == rt.calls[0].session_id and second["_woke"] == 2
+    assert rt.calls[1].resume == rt.calls[0].session_id and second.woke == 2
 
 
 def test_not_continuous_writes_no_lineage_and_a_reused_ctx_starts_clean(rt: FakeRuntime) -> None:
     rt.plan = lambda call: Outcome(ok=len(rt.calls) > 1)
     wf = Workflow([Step("work", SPEC, "x")], continuous=False)
     first = run(wf, rt)
-    assert first["_failed_at"] == "work" and not (rt.run_dir / "lineage.json").exists()
+    assert first.failed_at == "work" and not (rt.run_dir / "lineage.json").exists()
     second = run(wf, rt)
-    assert "_failed_at" not in second and rt.calls[1].resume is None, "no session carried over inside a reused ctx"
+    assert second.failed_at is None and rt.calls[1].resume is None, "no session carried over inside a reused ctx"
 
 
 def test_on_step_sees_every_step_and_channel_gets_the_sink(rt: FakeRuntime) -> None:

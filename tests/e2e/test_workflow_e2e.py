@@ -13,7 +13,18 @@ from typing import Any
 
 import pytest
 
-from flower_cli import JUDGE_RULES, AgentSpec, Runtime, Step, StepResult, Workflow, coordinator, judge, worker
+from flower_cli import (
+    JUDGE_RULES,
+    AgentSpec,
+    RunContext,
+    Runtime,
+    Step,
+    StepResult,
+    Workflow,
+    coordinator,
+    judge,
+    worker,
+)
 from harness import (
     ScriptedServer,
     Text,
@@ -74,7 +85,7 @@ async def test_three_isolated_workers_commit_on_their_own_worktree_branches(
     )
     with Runtime(workspace, tmp_path / "runs") as rt:
         ctx = await Workflow([Step("work", lead, "Commit three pieces, in parallel.")], continuous=False).run(rt)
-    result: StepResult = ctx["_results"]["work"]
+    result: StepResult = ctx.results["work"]
     assert result.ok, result.errors
     assert len(result.workers) == 3 and {w["status"] for w in result.workers} == {"completed"}
 
@@ -113,13 +124,13 @@ async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_
     )
     rounds = {"n": 0}
 
-    async def gate(result: StepResult, ctx: dict[str, Any]) -> bool:
+    async def gate(result: StepResult, ctx: dict[str, Any], run: RunContext) -> bool:
         rounds["n"] += 1
-        verdict = await ctx["_runtime"].run(
+        verdict = await run.runtime.run(
             judge("judge"),
             f"Judge this round:\n{result.text}",
             step_name=f"work·judge#{rounds['n']}",
-            on_event=ctx["_on_event"],
+            on_event=run.on_event,
         )
         return "achieved" in verdict.text
 
@@ -129,7 +140,7 @@ async def test_rejected_rounds_continue_the_same_session_and_judges_stay_out_of_
     spec = AgentSpec("worker", "WORK-ROLE: you build things.", allowed_tools=["Read"])
     with Runtime(workspace) as rt:
         ctx = await Workflow([Step("work", spec, "Build it.", gate=gate, on_reject=on_reject, retries=2)]).run(rt)
-    assert "_failed_at" not in ctx and ctx["work"] == "round three output"
+    assert ctx.failed_at is None and ctx["work"] == "round three output"
     manifest = rows(workspace / "runs")
     assert [r["step"] for r in manifest] == [
         "work",

@@ -35,6 +35,8 @@ __all__ = [
     "NotesPaths",
     "ORACLE_RULES",
     "PLUGIN_DIR",
+    "RunContext",
+    "RunResult",
     "Runtime",
     "Step",
     "StepAbort",
@@ -101,6 +103,8 @@ _HOMES = {
     "NotesPaths": "go",
     "ORACLE_RULES": "roles",
     "PLUGIN_DIR": "runtime",
+    "RunContext": "workflow",
+    "RunResult": "workflow",
     "Runtime": "runtime",
     "Step": "workflow",
     "StepAbort": "workflow",
@@ -205,7 +209,7 @@ if TYPE_CHECKING:
         resolve_window,
         whitelist_guard,
     )
-    from .workflow import Step, StepAbort, StepRunner, Workflow, WorkflowError
+    from .workflow import RunContext, RunResult, Step, StepAbort, StepRunner, Workflow, WorkflowError
 
 
 _load, _names = lazy_exports(__name__, _HOMES)

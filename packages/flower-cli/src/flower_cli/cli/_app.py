@@ -157,23 +157,24 @@ def go(
     ] = False,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
-    from .commands.go import GoOptions, run_go
+    from ..go import GoSettings
+    from .commands.go import run_go
 
     run_go(
         ctx.obj,
-        GoOptions(
+        GoSettings(
             ask=" ".join(ask or []),
             asks=asks,
             rounds=rounds,
-            no_goal=no_goal,
+            goal=not no_goal,
             judge_can_run=judge_can_run,
             timeout=timeout,
             isolate=isolate,
             window=window,
-            no_handoff=no_handoff,
+            handoff=not no_handoff,
             new=new,
             clarify_only=clarify_only,
-            no_trim=no_trim,
+            trim=not no_trim,
         ),
     )
 

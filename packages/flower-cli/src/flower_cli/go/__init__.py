@@ -15,7 +15,9 @@ __all__ = [
     "Brief",
     "CLARIFY",
     "GoDriver",
+    "GoFlow",
     "GoSettings",
+    "GoState",
     "Goal",
     "HumanChannel",
     "NotesPaths",
@@ -41,7 +43,9 @@ _HOMES = {
     "Brief": "_brief",
     "CLARIFY": "_flow",
     "GoDriver": "_driver",
-    "GoSettings": "_flow",
+    "GoFlow": "_flow",
+    "GoSettings": "_settings",
+    "GoState": "_flow",
     "Goal": "_goal",
     "HumanChannel": "_human",
     "NotesPaths": "_continuity",
@@ -78,8 +82,9 @@ if TYPE_CHECKING:
     from ._brief import WAKE_LABEL, Brief
     from ._continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state
     from ._driver import GoDriver
-    from ._flow import CLARIFY, WORK, GoSettings, build_go_flow, go_workbench
+    from ._flow import CLARIFY, WORK, GoFlow, GoState, build_go_flow, go_workbench
     from ._goal import Goal
     from ._human import HumanChannel
     from ._routing import route_eof, route_json, route_line
+    from ._settings import GoSettings
     from ._verdict import Verdict

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from ..runtime import Runtime
     from ..view import Renderer
-    from ..workflow import Ctx, Workflow
+    from ..workflow import RunResult, Workflow
     from ._human import HumanChannel
 
 __all__ = ["CtrlC", "EndOfInput", "GoDriver", "Line", "ask_aside", "line_mode_terminal", "split_input"]
@@ -201,8 +201,8 @@ class GoDriver:
 
     # --- the run ------------------------------------------------------------------------------------
 
-    async def run(self, workflow: Workflow) -> Ctx:
-        """Run ``workflow``; returns its ctx. After a Ctrl-C quit, ``interrupted`` is set."""
+    async def run(self, workflow: Workflow) -> RunResult | None:
+        """Run ``workflow``; returns its result, or None after a Ctrl-C quit (then ``interrupted`` is set)."""
         token = anyio.lowlevel.current_token()
         send, receive = anyio.create_memory_object_stream[InputItem](max_buffer_size=math.inf)
 
@@ -214,6 +214,7 @@ class GoDriver:
             return True
 
         failure: Exception | None = None
+        outcome: RunResult | None = None
         reader = threading.Thread(
             target=_read_stdin,
             args=(self.stdin_fd, push),
@@ -231,7 +232,7 @@ class GoDriver:
                     with anyio.CancelScope() as work:
                         self._work = work
                         try:
-                            await workflow.run(self.runtime, on_event=self._event)
+                            outcome = await workflow.run(self.runtime, on_event=self._event)
                         except Exception as exc:  # noqa: BLE001 - raised below, outside the task groups
                             failure = exc
                     if self._asides_running:
@@ -246,7 +247,7 @@ class GoDriver:
             # Raised here, not inside the task groups, which would wrap it in an ExceptionGroup: the command
             # turns a WorkflowError into one line.
             raise failure
-        return workflow.context
+        return outcome
 
     def quit(self) -> None:
         """End the run now (the step in flight is recorded as interrupted); the command exits 130."""

@@ -12,20 +12,24 @@ Three steps, named as they appear in ``manifest.json`` and ``lineage.json``:
   continues with the judge's gaps (``work#round2`` …, ``rounds`` in all); unreachable → the person is asked
   to accept, change the goal, or overrule the judge; nobody answering stops the run with the reason.
 
+What the flow learns on the way (the brief, the goal, the judge's last verdict, an accepted "unreachable")
+is a typed `GoState` on the `GoFlow`, renewed on every run; the command reads it to say how the run ended.
 The parsers (`Brief`, `Goal`, `Verdict`) read English and the original's Chinese headings.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..runtime import Event
-from ..workflow import Ctx, Step, StepAbort, Workflow
+from ..workflow import Ctx, RunContext, RunResult, Step, StepAbort, StepRunner, Workflow
 from ._brief import Brief
 from ._continuity import NotesPaths
 from ._goal import Goal
+from ._settings import GoSettings
 from ._verdict import UNREACHABLE_OPTIONS, Verdict, unreachable_choice, unreachable_question
 
 if TYPE_CHECKING:
@@ -38,7 +42,8 @@ __all__ = [
     "CLARIFY",
     "GOAL",
     "WORK",
-    "GoSettings",
+    "GoFlow",
+    "GoState",
     "build_go_flow",
     "go_workbench",
     "judge_label",
@@ -60,20 +65,6 @@ def judge_label(step: str, round_no: int) -> str:
     return f"{step}·judge#{round_no}"
 
 
-@dataclass(frozen=True)
-class GoSettings:
-    """What ``flower go`` was asked to do (the command's options, checked)."""
-
-    ask: str = ""
-    rounds: int = 3
-    goal: bool = True
-    judge_can_run: bool = False
-    clarify_only: bool = False
-    isolate: bool = False
-    instructions: str = ""
-    amended: bool = False  # the ask was appended to an existing brief on wake: derive the goal again
-
-
 def go_workbench(workspace: Path | str, *, isolate: bool = False) -> Workbench:
     """Where ``go`` keeps its notes: ``<workspace>/.flower``, or beside the workspace when workers get their
     own git worktrees (the workbench is what they share, so it cannot live inside any one of them)."""
@@ -83,21 +74,53 @@ def go_workbench(workspace: Path | str, *, isolate: bool = False) -> Workbench:
     return wb.ensure()
 
 
-def _emit(ctx: Ctx, event: Event) -> None:
-    sink = ctx.get("_on_event")
-    if sink is not None:
-        sink(event)
+@dataclass
+class GoState:
+    """What a run of the go flow learned: the frozen brief and goal as read or written, what the last brief
+    lacked, how many rounds were judged, the judge's last verdict, the person's answer when they accepted an
+    "unreachable" verdict, and the judge session that could not run (its error decides the exit code)."""
+
+    brief: Brief | None = None
+    brief_missing: tuple[str, ...] = ()
+    goal: Goal | None = None
+    rounds_judged: int = 0
+    verdict: Verdict | None = None
+    accepted: str | None = None
+    judge_failed: StepResult | None = None
+
+    def clear(self) -> None:
+        """Back to a new run's state (every field's default)."""
+        for f in fields(self):
+            setattr(self, f.name, f.default)
 
 
-def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Workbench) -> Workflow:
+@dataclass
+class GoFlow(Workflow):
+    """The go path's `Workflow`, with the `GoState` its steps keep (renewed when a run starts)."""
+
+    state: GoState = field(default_factory=GoState)
+
+    async def run(
+        self,
+        runtime: StepRunner,
+        *,
+        on_event: Callable[[Event], Any] | None = None,
+        on_step: Callable[[Step, StepResult], Any] | None = None,
+    ) -> RunResult:
+        self.state.clear()
+        return await super().run(runtime, on_event=on_event, on_step=on_step)
+
+
+def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Workbench) -> GoFlow:
     """The workflow ``flower go`` runs (it also serves a program that wants the same path)."""
     from ..roles import clarify, coordinator, judge, worker
 
     paths = NotesPaths.of(workbench.notes)
-    steps = [_clarify_step(settings, channel, paths, clarify)]
+    state = GoState()
+    steps = [_clarify_step(settings, channel, paths, clarify, state)]
     if not settings.clarify_only:
         if settings.goal:
-            steps.append(_goal_step(settings, channel, paths, judge))
+            steps.append(_goal_step(settings, channel, paths, judge, state))
         team = {
             "coder": worker(
                 "Writes code and tests: send it every piece of hands-on implementation.",
@@ -106,21 +129,23 @@ def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Wor
             )
         }
         lead = coordinator("coordinator", settings.instructions, team, channel=channel)
-        work = Step(WORK, lead, _work_prompt(settings), resume_prompt=_wake_prompt(settings))
+        work = Step(WORK, lead, _work_prompt(settings, state), resume_prompt=_wake_prompt(settings, state))
         if settings.goal:
-            work = _with_judge(work, settings, channel, paths, judge("judge", channel, can_run=settings.judge_can_run))
+            work = _with_judge(
+                work, settings, channel, paths, judge("judge", channel, can_run=settings.judge_can_run), state
+            )
         steps.append(work)
-    return Workflow(steps, name="go", channel=channel, workbench=workbench)
+    return GoFlow(steps, name="go", channel=channel, workbench=workbench, state=state)
 
 
 # --- clarify ------------------------------------------------------------------------------------------
 
 
-def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, clarify: Any) -> Step:
+def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, clarify: Any, state: GoState) -> Step:
     def when(ctx: Ctx) -> bool:
         on_disk = Brief.load(paths.brief)
         if on_disk.complete:
-            ctx["_brief"] = on_disk
+            state.brief = on_disk
             ctx[CLARIFY] = on_disk.prompt_block()
             return False
         return True
@@ -128,14 +153,14 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
     def gate(result: StepResult, ctx: Ctx) -> bool:
         brief = Brief.parse(result.text)
         if not brief.complete:
-            ctx["_brief_missing"] = brief.missing()
+            state.brief_missing = tuple(brief.missing())
             return False
-        ctx["_brief"] = brief.write(paths.brief)
-        ctx.pop("_brief_missing", None)
+        state.brief = brief.write(paths.brief)
+        state.brief_missing = ()
         return True
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
-        missing = ", ".join(ctx.get("_brief_missing") or []) or "some sections"
+        missing = ", ".join(state.brief_missing) or "some sections"
         return (
             f"The brief is not complete: {missing} is missing or empty. Output the whole brief again, all four "
             "sections as `## ` headings (Goal, Acceptance criteria, Boundaries, Unknowns and assumptions), none "
@@ -143,8 +168,8 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
         )
 
     def reduce(result: StepResult, ctx: Ctx) -> str:
-        brief: Brief = ctx["_brief"]
-        return brief.prompt_block()
+        assert state.brief is not None  # the gate passed: it wrote the brief
+        return state.brief.prompt_block()
 
     prompt = (
         f"The request:\n\n{settings.ask.strip() or '(no request text; look at the workspace)'}\n\n"
@@ -172,18 +197,18 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
 # --- goal ---------------------------------------------------------------------------------------------
 
 
-def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, judge: Any) -> Step:
+def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, judge: Any, state: GoState) -> Step:
     def when(ctx: Ctx) -> bool:
         on_disk = Goal.load(paths.goal)
         if on_disk.complete and not settings.amended:
-            ctx["_goal"] = on_disk
+            state.goal = on_disk
             ctx[GOAL] = on_disk.prompt_block()
             return False
         return True
 
     def brief_block(ctx: Ctx) -> str:
-        brief = ctx.get("_brief")
-        return brief.prompt_block() if isinstance(brief, Brief) else str(ctx.get(CLARIFY) or "(no brief)")
+        brief = state.brief
+        return brief.prompt_block() if brief is not None else str(ctx.get(CLARIFY) or "(no brief)")
 
     def prompt(ctx: Ctx) -> str:
         return (
@@ -199,16 +224,15 @@ def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, j
             f"{brief_block(ctx)}"
         )
 
-    def gate(result: StepResult, ctx: Ctx) -> bool:
+    def gate(result: StepResult, ctx: Ctx, run: RunContext) -> bool:
         goal = Goal.parse(result.text)
         if not goal.complete:
             return False
         goal.write(paths.goal)
-        ctx["_goal"] = goal
+        state.goal = goal
         warning = goal.unverifiable_warning(paths.goal)
         if warning:
-            _emit(
-                ctx,
+            run.emit(
                 Event(
                     "notice",
                     warning,
@@ -228,8 +252,8 @@ def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, j
         )
 
     def reduce(result: StepResult, ctx: Ctx) -> str:
-        goal: Goal = ctx["_goal"]
-        return goal.prompt_block()
+        assert state.goal is not None  # the gate passed: it wrote the goal
+        return state.goal.prompt_block()
 
     return Step(
         GOAL,
@@ -247,18 +271,18 @@ def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, j
 # --- work ---------------------------------------------------------------------------------------------
 
 
-def _goal_of(ctx: Ctx) -> Goal | None:
-    goal = ctx.get("_goal")
-    return goal if isinstance(goal, Goal) and goal.complete else None
+def _goal_of(state: GoState) -> Goal | None:
+    goal = state.goal
+    return goal if goal is not None and goal.complete else None
 
 
-def _work_prompt(settings: GoSettings) -> Any:
+def _work_prompt(settings: GoSettings, state: GoState) -> Any:
     def prompt(ctx: Ctx) -> str:
-        brief = ctx.get("_brief")
+        brief = state.brief
         text = "Build this, as the brief says:\n\n" + (
-            brief.prompt_block() if isinstance(brief, Brief) else str(ctx.get(CLARIFY, ""))
+            brief.prompt_block() if brief is not None else str(ctx.get(CLARIFY, ""))
         )
-        goal = _goal_of(ctx)
+        goal = _goal_of(state)
         if settings.goal and goal is not None:
             text += (
                 "\n\n---\n\nWhen you are done, an independent judge checks the result against this goal, check by "
@@ -269,7 +293,7 @@ def _work_prompt(settings: GoSettings) -> Any:
     return prompt
 
 
-def _wake_prompt(settings: GoSettings) -> Any:
+def _wake_prompt(settings: GoSettings, state: GoState) -> Any:
     def prompt(ctx: Ctx) -> str:
         said = settings.ask.strip()
         text = (
@@ -277,7 +301,7 @@ def _wake_prompt(settings: GoSettings) -> Any:
             if said and settings.amended
             else _WAKE_DEFAULT
         )
-        goal = _goal_of(ctx)
+        goal = _goal_of(state)
         if settings.amended and settings.goal and goal is not None:
             text += f"\n\n---\n\nThe goal was derived again from the amended brief; this one counts now:\n\n{goal.prompt_block()}"
         return text
@@ -296,60 +320,56 @@ def _judge_prompt(goal: Goal | None, answer: str) -> str:
     )
 
 
-def _nobody(reason: str, paths: NotesPaths, ctx: Ctx) -> str:
-    runtime = ctx.get("_runtime")
-    manifest = Path(getattr(runtime, "run_dir", "runs")) / "manifest.json"
+def _nobody(reason: str, paths: NotesPaths, run: RunContext) -> str:
+    manifest = Path(run.runtime.run_dir) / "manifest.json"
     return (
         f"the judge says the goal is unreachable ({reason.strip() or 'no reason given'}) and nobody answered; "
         f"look at {paths.goal} and {manifest}"
     )
 
 
-def _with_judge(step: Step, settings: GoSettings, channel: HumanChannel, paths: NotesPaths, spec: Any) -> Step:
+def _with_judge(
+    step: Step, settings: GoSettings, channel: HumanChannel, paths: NotesPaths, spec: Any, state: GoState
+) -> Step:
     """``step`` with a judge after every round: ``rounds`` in all, the gaps fed back to the same session."""
 
-    async def gate(result: StepResult, ctx: Ctx) -> bool:
-        runtime = ctx.get("_runtime")
-        if runtime is None:
-            raise StepAbort("no runtime in ctx['_runtime']: the goal cannot be judged")
-        round_no = int(ctx.get("_goal_rounds", 0)) + 1
-        ctx["_goal_rounds"] = round_no
-        goal = _goal_of(ctx) or Goal.load(paths.goal)
-        judged = await runtime.run(
+    async def gate(result: StepResult, ctx: Ctx, run: RunContext) -> bool:
+        state.rounds_judged += 1
+        goal = _goal_of(state) or Goal.load(paths.goal)
+        judged = await run.side_session(
             spec,
             _judge_prompt(goal if goal.complete else None, result.text),
-            step_name=judge_label(step.name, round_no),
-            on_event=ctx.get("_on_event"),
+            step_name=judge_label(step.name, state.rounds_judged),
         )
         if not judged.ok:
-            ctx["_judge_failed"] = judged
+            state.judge_failed = judged
             raise StepAbort(f"the judge could not run: {judged.error or 'no result'}")
         verdict = Verdict.parse(judged.text)
-        ctx["_verdict"] = verdict
+        state.verdict = verdict
         if verdict.achieved:
             return True
         if not verdict.unreachable:
             return False
-        return await _ask_about_unreachable(verdict, ctx)
+        return await _ask_about_unreachable(verdict, run)
 
-    async def _ask_about_unreachable(verdict: Verdict, ctx: Ctx) -> bool:
+    async def _ask_about_unreachable(verdict: Verdict, run: RunContext) -> bool:
         answer = await _ask(channel, unreachable_question(verdict.reason), UNREACHABLE_OPTIONS)
         if answer is None:
-            raise StepAbort(_nobody(verdict.reason, paths, ctx))
+            raise StepAbort(_nobody(verdict.reason, paths, run))
         choice = unreachable_choice(answer)
         if choice == "accept":
-            ctx["_accepted"] = answer
+            state.accepted = answer
             return True
         if choice == "change":
             change = await _ask(channel, "What is the new goal? One sentence; it is added to the current goal.", ())
             if not change:
-                raise StepAbort(_nobody(verdict.reason, paths, ctx))
-            goal = (_goal_of(ctx) or Goal.load(paths.goal)).amend(change)
+                raise StepAbort(_nobody(verdict.reason, paths, run))
+            goal = (_goal_of(state) or Goal.load(paths.goal)).amend(change)
             goal.write(paths.goal)
-            ctx["_goal"] = goal
-            ctx["_verdict"] = Verdict("not_yet", f"The person changed the goal. The new goal: {change}", verdict.failed)
+            state.goal = goal
+            state.verdict = Verdict("not_yet", f"The person changed the goal. The new goal: {change}", verdict.failed)
             return False
-        ctx["_verdict"] = Verdict(
+        state.verdict = Verdict(
             "not_yet",
             f"The person says the goal can be reached and the judge is wrong. They said: {answer}",
             verdict.failed,
@@ -357,10 +377,9 @@ def _with_judge(step: Step, settings: GoSettings, channel: HumanChannel, paths: 
         return False
 
     def on_reject(result: StepResult, ctx: Ctx) -> str:
-        verdict = ctx.get("_verdict")
-        return verdict.feedback() if isinstance(verdict, Verdict) else ""
+        return state.verdict.feedback() if state.verdict is not None else ""
 
-    return replace(step, gate=gate, on_reject=on_reject, retries=max(0, settings.rounds - 1))
+    return replace(step, gate=gate, on_reject=on_reject, retries=max(0, settings.round_limit - 1))
 
 
 async def _ask(channel: HumanChannel, question: str, options: tuple[str, ...] | list[str]) -> str | None:

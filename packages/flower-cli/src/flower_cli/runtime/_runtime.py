@@ -132,18 +132,16 @@ class Runtime:
         self.handoff: HandoffPolicy = (
             handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
         )
-        self.resilience: Resilience = (
+        self._given_resilience: Resilience = (
             resilience
             if isinstance(resilience, flower_resilience.Resilience)
             else flower_resilience.Resilience(enabled=bool(resilience))
         )
         self.workbench: Workbench | None = self._make_workbench(workbench)
-        if self.workbench is not None and self.resilience.resume_prompt == flower_resilience.RESUME_PROMPT:
-            # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
-            # the caller chose is theirs and stays.
-            self.resilience = dataclasses.replace(
-                self.resilience, resume_prompt=_workbench_resume_prompt(self.workbench)
-            )
+        self.resilience: Resilience = self._resilience_for(self.workbench)
+        # Set when this runtime built the store's layers with its own trim policy, whose spill directory
+        # follows the workbench (see use_workbench); None when the caller gave a TrimPolicy or a store object.
+        self._trimming: tuple[flower_stores.PruningSessionStore, bool] | None = None
         if store is None or isinstance(store, str):  # a store URL (sqlite://…, postgresql://…) gets the layers too
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
@@ -151,13 +149,16 @@ class Runtime:
                 if isinstance(ephemeral, flower_stores.EphemeralPolicy)
                 else flower_stores.EphemeralPolicy(enabled=bool(ephemeral))
             )
-            store = flower_stores.PruningSessionStore(
+            layers = flower_stores.PruningSessionStore(
                 store or self.run_dir / "sessions.db",
                 self.workspace,
                 policy=trim_policy,
                 prune=flower_stores.PrunePolicy(keep_denials=keep_denials),
                 ephemeral=ephemeral_policy,
             )
+            if not isinstance(trim, flower_stores.TrimPolicy):
+                self._trimming = (layers, bool(trim))
+            store = layers
         self.store: SessionStore = store
 
         self.run_id = _new_run_id()
@@ -184,6 +185,30 @@ class Runtime:
         )
         wb.refresh()
         return wb
+
+    def _resilience_for(self, workbench: Workbench | None) -> Resilience:
+        import flower_resilience
+
+        given = self._given_resilience
+        if workbench is not None and given.resume_prompt == flower_resilience.RESUME_PROMPT:
+            # The library's default names nothing a run may lack; with a workbench, say where to look. A prompt
+            # the caller chose is theirs and stays.
+            return dataclasses.replace(given, resume_prompt=_workbench_resume_prompt(workbench))
+        return given
+
+    def use_workbench(self, workbench: bool | Workbench) -> None:
+        """Run the next steps with ``workbench`` (as ``workbench=`` at construction: False none, True one at
+        ``<run_dir>/workbench``, or a `Workbench`) — how a `Workflow` that brings its own applies it.
+
+        What depends on the workbench follows: the hooks, the index in a new session's first message, where
+        handoffs are saved, the resume prompt (unless the caller chose one) and, on the store this runtime
+        built with ``trim=True/False``, where load-time trimming spills.
+        """
+        self.workbench = self._make_workbench(workbench)
+        self.resilience = self._resilience_for(self.workbench)
+        if self._trimming is not None:
+            layers, enabled = self._trimming
+            layers.policy = self._trim_policy(enabled)
 
     def _trim_policy(self, enabled: bool) -> TrimPolicy:
         import flower_stores

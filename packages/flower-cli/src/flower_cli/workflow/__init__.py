@@ -1,5 +1,6 @@
 """The workflow engine: `Step`s run in order by a `Workflow`, each a fresh session, a resume or a fork, with
-conditions, gates, retries and judged rounds.
+conditions, gates, retries and judged rounds. A run's state is typed: the `RunContext` a step's callables may
+ask for (``run``) and the `RunResult` `Workflow.run` returns.
 
 Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
 """
@@ -12,6 +13,8 @@ from .._shared.lazy import lazy_exports
 
 __all__ = [
     "Ctx",
+    "RunContext",
+    "RunResult",
     "Step",
     "StepAbort",
     "StepRunner",
@@ -20,12 +23,14 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Ctx": "_engine",
+    "Ctx": "_state",
+    "RunContext": "_state",
+    "RunResult": "_state",
     "Step": "_engine",
-    "StepAbort": "_engine",
-    "StepRunner": "_engine",
+    "StepAbort": "_errors",
+    "StepRunner": "_state",
     "Workflow": "_engine",
-    "WorkflowError": "_engine",
+    "WorkflowError": "_errors",
 }
 
 _load, _names = lazy_exports(__name__, _HOMES)
@@ -40,4 +45,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._engine import Ctx, Step, StepAbort, StepRunner, Workflow, WorkflowError
+    from ._engine import Step, Workflow
+    from ._errors import StepAbort, WorkflowError
+    from ._state import Ctx, RunContext, RunResult, StepRunner

@@ -17,15 +17,17 @@ One step, attempt by attempt:
   session → the step's first launch again. A failed attempt (``ok=False``) is a *retry* (``name#retry1``,
   …): the first launch again, except that a session carried from lineage is not resumed a second time (it
   may be what failed). ``retries`` bounds rounds and retries together.
-- ``StepAbort`` from ``when``/``gate``/``on_reject`` ends the step at once as failed (``ctx["_aborted"]``
+- ``StepAbort`` from ``when``/``gate``/``on_reject`` ends the step at once as failed (`RunResult.aborted`
   holds why); any other exception from the user's callables is a `WorkflowError` naming the step.
 - After the last attempt: a pass puts ``reduce(result, ctx)`` (default: the answer text) in ``ctx[name]``;
-  a failure follows ``on_fail``: ``"stop"`` ends the workflow (``ctx["_failed_at"] = name``), ``"skip"``
-  goes on with ``ctx[name] = ""``, ``"continue"`` goes on with the partial answer in ``ctx[name]``.
+  a failure follows ``on_fail``: ``"stop"`` ends the workflow (`RunResult.failed_at` names the step),
+  ``"skip"`` goes on with ``ctx[name] = ""``, ``"continue"`` goes on with the partial answer in ``ctx[name]``.
 
-Callables may be sync or async. A gate may itself call ``ctx["_runtime"].run(...)`` (a judge: a fresh
-session under its own step name such as ``"work·judge#1"``); only the step's own sessions enter lineage.
-Private ctx keys: ``_runtime _on_event _sessions _results _lineage _woke _aborted _failed_at``.
+Callables may be sync or async. ctx holds only the user's keys and the steps' outputs; the run's own state is
+typed (``_state``): a ``when``/``gate``/``reduce``/``on_reject`` that declares a parameter named ``run`` gets
+the `RunContext` (the runtime, the event sink, lineage…), and `Workflow.run` returns a `RunResult`. A gate may
+run a judge with ``run.side_session(...)`` (a fresh session under its own step name such as
+``"work·judge#1"``); only the step's own sessions enter lineage.
 """
 
 from __future__ import annotations
@@ -33,67 +35,43 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar, Union
 
 from ..runtime import AgentSpec, Event, Lineage, StepResult
+from ._errors import StepAbort, WorkflowError
+from ._state import Ctx, EventSink, RunContext, RunResult, StepRunner, moved_key_hint
 
 if TYPE_CHECKING:
     from flower_workbench import Workbench
 
     from ..runtime import Channel
 
-__all__ = [
-    "Ctx",
-    "OnFail",
-    "Prompt",
-    "Step",
-    "StepAbort",
-    "StepRunner",
-    "Workflow",
-    "WorkflowError",
-]
+__all__ = ["Gate", "OnFail", "OnReject", "Prompt", "Reduce", "Step", "When", "Workflow"]
 
-Ctx = dict[str, Any]
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic alias needs Union here
 Prompt = str | Callable[[Ctx], str]
 OnFail = Literal["stop", "skip", "continue"]
-EventSink = Callable[[Event], Any]
 _ON_FAIL = ("stop", "skip", "continue")
 
 
-class WorkflowError(ValueError):
-    """A mistake in a workflow (unknown ``resume_from``, a gate that raised…): one line naming the step."""
+class _OfCtx(Protocol[T_co]):
+    """A ``when`` that asks for the run: ``when(ctx, run)``."""
+
+    def __call__(self, ctx: Ctx, /, *, run: RunContext) -> MaybeAwaitable[T_co]: ...
 
 
-class StepAbort(Exception):  # noqa: N818 - the name says what raising it does
-    """Raise from ``when``, ``gate`` or ``on_reject`` to end the step now, as failed (no more rounds).
+class _OfResult(Protocol[T_co]):
+    """A ``gate``, ``reduce`` or ``on_reject`` that asks for the run: ``gate(result, ctx, run)``."""
 
-    The message lands in ``ctx["_aborted"]``; ``on_fail`` decides whether the workflow goes on.
-    """
+    def __call__(self, result: StepResult, ctx: Ctx, /, *, run: RunContext) -> MaybeAwaitable[T_co]: ...
 
 
-class StepRunner(Protocol):
-    """What a workflow needs from a runtime (`flower_cli.Runtime` is one; a test can bring its own)."""
-
-    run_dir: Path
-    workspace: Path
-
-    async def run(
-        self,
-        spec: AgentSpec,
-        prompt: str,
-        *,
-        step_name: str | None = None,
-        resume: str | None = None,
-        fork: bool = False,
-        resume_at: str | None = None,
-        on_event: EventSink | None = None,
-        on_session: Callable[[str], Any] | None = None,
-    ) -> StepResult: ...
-
-    def has_session(self, session_id: str) -> bool: ...
+When: TypeAlias = Callable[[Ctx], MaybeAwaitable[bool]] | _OfCtx[bool]
+Gate: TypeAlias = Callable[[StepResult, Ctx], MaybeAwaitable[bool]] | _OfResult[bool]
+Reduce: TypeAlias = Callable[[StepResult, Ctx], MaybeAwaitable[Any]] | _OfResult[Any]
+OnReject: TypeAlias = Callable[[StepResult, Ctx], MaybeAwaitable[str]] | _OfResult[str]
 
 
 @dataclass
@@ -103,12 +81,12 @@ class Step:
     name: str
     spec: AgentSpec
     prompt: Prompt
-    when: Callable[[Ctx], MaybeAwaitable[bool]] | None = None
-    gate: Callable[[StepResult, Ctx], MaybeAwaitable[bool]] | None = None
-    reduce: Callable[[StepResult, Ctx], MaybeAwaitable[Any]] | None = None
+    when: When | None = None
+    gate: Gate | None = None
+    reduce: Reduce | None = None
     retries: int = 0
     on_fail: OnFail = "stop"
-    on_reject: Callable[[StepResult, Ctx], MaybeAwaitable[str]] | None = None
+    on_reject: OnReject | None = None
     resume_prompt: Prompt | None = None
     resume_from: str | None = None  # the name of an earlier step whose session this one continues
     fork: bool = False  # with resume_from: branch off that session, leaving it untouched
@@ -145,8 +123,17 @@ class Step:
         return text
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    value = fn(*args)
+def _asks_for_run(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` declares a parameter named ``run`` that can be passed by keyword."""
+    try:
+        parameter = inspect.signature(fn).parameters.get("run")
+    except (TypeError, ValueError):  # a callable without a signature (some builtins) asks for nothing
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+
+
+async def _call(fn: Callable[..., Any], *args: Any, run: RunContext | None = None) -> Any:
+    value = fn(*args, run=run) if run is not None and _asks_for_run(fn) else fn(*args)
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -157,8 +144,11 @@ class Workflow:
     """Steps in order. ``context`` is the ctx dict the steps share (user keys survive between runs).
 
     ``channel`` (a `Channel`) gets its ``on_event`` wired to the run's event sink when it has none.
-    ``workbench`` is the workbench ``flower run`` gives the runtime (a ``flower_workbench.Workbench`` or
-    True). ``continuous`` resumes each step's recorded session from ``lineage.json`` in the run dir.
+    ``workbench`` is the workbench the steps run with: a ``flower_workbench.Workbench``, or True for one at
+    ``<run_dir>/workbench`` unless the runtime has one already; ``run`` gives it to a runtime that runs with
+    another or none (``use_workbench``) and gives the runtime its own back afterwards. None or False: the
+    runtime's own, whatever it is (``flower run`` opens its runtime with the workflow's workbench, else ``-W``).
+    ``continuous`` resumes each step's recorded session from ``lineage.json`` in the run dir.
     """
 
     steps: list[Step]
@@ -171,6 +161,11 @@ class Workflow:
     def __post_init__(self) -> None:
         if not isinstance(self.steps, list) or not self.steps:
             raise WorkflowError("a workflow needs a non-empty list of steps")
+        if not (self.workbench is None or isinstance(self.workbench, bool) or hasattr(self.workbench, "root")):
+            raise WorkflowError(
+                f"workflow {self.name!r}: workbench must be a flower_workbench.Workbench, True, False or None, "
+                f"got {type(self.workbench).__name__}"
+            )
         seen: set[str] = set()
         for step in self.steps:
             if not isinstance(step, Step):
@@ -187,8 +182,9 @@ class Workflow:
         *,
         on_event: EventSink | None = None,
         on_step: Callable[[Step, StepResult], Any] | None = None,
-    ) -> Ctx:
-        """Run the steps; return ctx. A failed ``stop`` step ends the run with ``ctx["_failed_at"]`` set.
+    ) -> RunResult:
+        """Run the steps; return what they left (a `RunResult`, which also reads as ctx). A failed ``stop``
+        step ends the run with `RunResult.failed_at` naming it.
 
         Raises `WorkflowError` for a mistake in the workflow, naming the step (before anything runs when it
         can be seen up front, e.g. an isolated worker in a workspace that is not a git repository).
@@ -200,39 +196,67 @@ class Workflow:
             if problem:
                 raise WorkflowError(f"step {step.name!r}: {problem}")
 
+        give_back = self._lend_workbench(runtime)
+        try:
+            return await self._run(runtime, on_event, on_step)
+        finally:
+            give_back()
+
+    def _lend_workbench(self, runtime: StepRunner) -> Callable[[], None]:
+        """Make ``runtime`` run with this workflow's workbench; return what gives the runtime its own back."""
+        wanted = self.workbench
+        if wanted is None or wanted is False:
+            return lambda: None
+        own = getattr(runtime, "workbench", None)
+        if own is not None and (wanted is True or own.root == wanted.root):
+            return lambda: None  # it runs with this one already
+        use = getattr(runtime, "use_workbench", None)
+        if not callable(use):
+            raise WorkflowError(
+                f"workflow {self.name!r} brings a workbench, but its runtime ({type(runtime).__name__}) "
+                "cannot take one (it has no use_workbench)"
+            )
+        use(wanted)
+        return lambda: use(own if own is not None else False)
+
+    async def _run(
+        self,
+        runtime: StepRunner,
+        on_event: EventSink | None,
+        on_step: Callable[[Step, StepResult], Any] | None,
+    ) -> RunResult:
         ctx = self.context
-        for key in ("_failed_at", "_aborted"):
-            ctx.pop(key, None)
-        ctx["_runtime"] = runtime
-        ctx["_on_event"] = on_event
-        # Per-run state is rebuilt on every run: a reused ctx must not resume sessions or report failures
-        # of an earlier run (the original kept both).
-        sessions: dict[str, str] = {}
-        ctx["_sessions"] = sessions
-        results: dict[str, StepResult] = {}
-        ctx["_results"] = results
         if self.channel is not None and on_event is not None and getattr(self.channel, "on_event", None) is None:
             self.channel.on_event = on_event
 
+        # Per-run state is rebuilt on every run: a reused ctx must not resume sessions or report failures
+        # of an earlier run (the original kept both).
+        state = _RunState()
         lineage: Lineage | None = None
+        woke = 1
         if self.continuous:
             lineage = Lineage.open(runtime.run_dir, runtime.workspace)
-            ctx["_lineage"] = lineage
-            ctx["_woke"] = lineage.bump()
+            woke = lineage.bump()
             for note in lineage.notes:  # a corrupt lineage.json was moved aside: the user is told where
                 if on_event is not None:
                     on_event(Event("notice", note, payload={"lineage": True}))
             for step_name, sid in lineage.steps.items():
                 if runtime.has_session(sid):
-                    sessions.setdefault(step_name, sid)
-        else:
-            ctx.pop("_lineage", None)
-            ctx["_woke"] = 1
+                    state.sessions.setdefault(step_name, sid)
+        run = RunContext(
+            runtime,
+            workflow=self.name,
+            on_event=on_event,
+            channel=self.channel,
+            workbench=getattr(runtime, "workbench", None),
+            lineage=lineage,
+            woke=woke,
+        )
 
+        failed_at: str | None = None
         total = len(self.steps)
         for index, step in enumerate(self.steps, start=1):
-            run = _StepRun(step, index, total, ctx, runtime, lineage, on_event)
-            outcome = await run.go()
+            outcome = await _StepRun(step, index, total, ctx, run, state).go()
             if outcome is None:  # skipped by `when`
                 continue
             result, passed = outcome
@@ -240,90 +264,110 @@ class Workflow:
                 await _guarded(step, "on_step", on_step, step, result)
             if passed:
                 if step.reduce is not None:
-                    ctx[step.name] = await _guarded(step, "reduce", step.reduce, result, ctx)
+                    ctx[step.name] = await _guarded(step, "reduce", step.reduce, result, ctx, run=run)
                 else:
                     ctx[step.name] = result.text
             elif step.on_fail == "stop":
-                ctx["_failed_at"] = step.name
+                failed_at = step.name
                 break
             elif step.on_fail == "skip":
                 ctx[step.name] = ""  # later prompts can still read ctx[name] (the original raised KeyError)
             else:
                 ctx[step.name] = result.text
-        return ctx
+        return RunResult(
+            ctx,
+            results=state.results,
+            sessions=state.sessions,
+            failed_at=failed_at,
+            aborted=state.aborted,
+            woke=woke,
+            attempts=tuple(run._ran),
+        )
 
 
-async def _guarded(step: Step, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a user function of ``step``; turn its exception into a one-line `WorkflowError`."""
+@dataclass
+class _RunState:
+    """What one run learns as it goes, before it is a `RunResult`."""
+
+    sessions: dict[str, str] = field(default_factory=dict)  # step name -> its session (for resume_from, lineage)
+    results: dict[str, StepResult] = field(default_factory=dict)  # step name -> its last attempt
+    aborted: str | None = None  # the message of the last StepAbort
+
+
+async def _guarded(step: Step, what: str, fn: Callable[..., Any], *args: Any, run: RunContext | None = None) -> Any:
+    """Call a user function of ``step`` (with the `RunContext` when it asks for ``run``); turn its exception
+    into a one-line `WorkflowError`."""
     try:
-        return await _call(fn, *args)
+        return await _call(fn, *args, run=run)
     except (StepAbort, WorkflowError):
         raise
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         hint = ""
         if isinstance(exc, KeyError):
-            hint = " (a key another step did not write: skipped by its `when`, or it failed with on_fail='skip')"
+            moved = moved_key_hint(exc.args[0] if exc.args else None)
+            hint = (
+                f" ({moved})"
+                if moved
+                else " (a key another step did not write: skipped by its `when`, or it failed with on_fail='skip')"
+            )
         raise WorkflowError(f"step {step.name!r}: its {what} raised {detail}{hint}") from exc
 
 
 class _StepRun:
     """One step's attempts: launch, gate, send back or retry, until it passes or runs out."""
 
-    def __init__(
-        self,
-        step: Step,
-        index: int,
-        total: int,
-        ctx: Ctx,
-        runtime: StepRunner,
-        lineage: Lineage | None,
-        on_event: EventSink | None,
-    ) -> None:
+    def __init__(self, step: Step, index: int, total: int, ctx: Ctx, run: RunContext, state: _RunState) -> None:
         self.step, self.index, self.total, self.ctx = step, index, total, ctx
-        self.runtime, self.lineage, self.on_event = runtime, lineage, on_event
-        self.sessions: dict[str, str] = ctx["_sessions"]
-        self.results: dict[str, StepResult] = ctx["_results"]
+        self.run, self.state = run, state
 
     async def _user(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-        return await _guarded(self.step, what, fn, *args)
+        return await _guarded(self.step, what, fn, *args, run=self.run)
 
     def _remember(self, session_id: str) -> None:
-        self.sessions[self.step.name] = session_id
-        if self.lineage is not None:
-            self.lineage.remember(self.step.name, session_id)
+        self.state.sessions[self.step.name] = session_id
+        if self.run.lineage is not None:
+            self.run.lineage.remember(self.step.name, session_id)
+
+    def _abort(self, abort: StepAbort, default: str) -> None:
+        self.state.aborted = str(abort) or default
 
     async def go(self) -> tuple[StepResult, bool] | None:
-        step, ctx = self.step, self.ctx
+        step, ctx, run = self.step, self.ctx, self.run
         if step.when is not None:
             try:
                 if not await self._user("when", step.when, ctx):
                     return None
             except StepAbort as abort:
-                ctx["_aborted"] = str(abort) or f"step {step.name!r} aborted"
+                self._abort(abort, f"step {step.name!r} aborted")
                 return self._aborted_result(), False
 
         if step.resume_from is not None:
-            resume = self.sessions.get(step.resume_from)
+            resume = self.state.sessions.get(step.resume_from)
             if resume is None:
                 raise WorkflowError(
                     f"step {step.name!r} resumes {step.resume_from!r}, which produced no session in this run"
                 )
             carried = False
         else:
-            resume = self.sessions.get(step.name)
+            resume = self.state.sessions.get(step.name)
             carried = resume is not None
-        woke = int(ctx.get("_woke", 1))
-        if self.on_event is not None:
-            note = f"continuing the recorded session · wake {woke}" if carried else ""
-            self.on_event(
+        if run.on_event is not None:
+            note = f"continuing the recorded session · wake {run.woke}" if carried else ""
+            run.on_event(
                 Event(
                     "step",
                     step.name,
-                    payload={"index": self.index, "total": self.total, "resumed": carried, "woke": woke, "note": note},
+                    payload={
+                        "index": self.index,
+                        "total": self.total,
+                        "resumed": carried,
+                        "woke": run.woke,
+                        "note": note,
+                    },
                 )
             )
-        first_prompt = await self._user("prompt", step.render, ctx, carried)
+        first_prompt = await _guarded(step, "prompt", step.render, ctx, carried)
         first_resume, first_fork = resume, step.fork and step.resume_from is not None
 
         prompt, current_resume, fork = first_prompt, first_resume, first_fork
@@ -332,23 +376,24 @@ class _StepRun:
         result: StepResult | None = None
         passed = False
         for attempt in range(step.retries + 1):
-            result = await self.runtime.run(
+            result = await run.runtime.run(
                 step.spec,
                 prompt,
                 step_name=label,
                 resume=current_resume,
                 fork=fork,
-                on_event=self.on_event,
+                on_event=run.on_event,
                 on_session=self._remember,
             )
-            self.results[step.name] = result
+            run._ran.append(result)
+            self.state.results[step.name] = result
             if result.session_id:
                 self._remember(result.session_id)
             if result.ok:
                 try:
                     passed = step.gate is None or bool(await self._user("gate", step.gate, result, ctx))
                 except StepAbort as abort:
-                    ctx["_aborted"] = str(abort) or f"step {step.name!r} aborted by its gate"
+                    self._abort(abort, f"step {step.name!r} aborted by its gate")
                     break
             if passed or attempt == step.retries:
                 break
@@ -360,7 +405,7 @@ class _StepRun:
                     try:
                         feedback = await self._user("on_reject", step.on_reject, result, ctx)
                     except StepAbort as abort:
-                        ctx["_aborted"] = str(abort) or f"step {step.name!r} aborted"
+                        self._abort(abort, f"step {step.name!r} aborted")
                         break
                     if not isinstance(feedback, str):
                         raise WorkflowError(
@@ -374,7 +419,7 @@ class _StepRun:
                 label = f"{step.name}#retry{retries}"
             # The first launch again — but a session carried from lineage is not resumed a second time.
             if carried:
-                prompt = await self._user("prompt", step.render, ctx, False)
+                prompt = await _guarded(step, "prompt", step.render, ctx, False)
                 current_resume, fork = None, False
             else:
                 prompt, current_resume, fork = first_prompt, first_resume, first_fork
@@ -382,6 +427,6 @@ class _StepRun:
         return result, passed and result.ok
 
     def _aborted_result(self) -> StepResult:
-        result = StepResult(step=self.step.name, ok=False, error=self.ctx.get("_aborted"))
-        self.results[self.step.name] = result
+        result = StepResult(step=self.step.name, ok=False, error=self.state.aborted)
+        self.state.results[self.step.name] = result
         return result

@@ -1,4 +1,4 @@
-"""What several commands share: the renderer, the credential gate, a runtime's lifetime, the exit code mapping."""
+"""What several commands share: the renderer, a runtime's lifetime, how a run ends (answer, closing line, exit code)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from ...view import STDOUT, JsonRenderer, Renderer
 
 if TYPE_CHECKING:
     from ...runtime import HandoffPolicy, Runtime, StepResult
+    from ...workflow import RunResult
     from .._global_options import GlobalOptions
 
 __all__ = [
+    "conclude",
     "exit_code_for",
     "finish",
     "handoff_policy",
@@ -197,6 +199,46 @@ def finish(
     elif ok and text:
         write_stdout(text.rstrip("\n") + "\n")
     view.closing(runtime.total_cost(), str(runtime.manifest_path))
+
+
+GATE_NOT_PASSED = "its gate did not pass in any round"
+
+
+def conclude(
+    opts: GlobalOptions,
+    view: Renderer,
+    sink: Any,
+    runtime: Runtime,
+    outcome: RunResult,
+    *,
+    unmet: str | None = None,
+    not_passed: str = GATE_NOT_PASSED,
+    culprit: StepResult | None = None,
+    see: str = "",
+) -> None:
+    """How ``go`` and ``run`` end a workflow that ran to its end: `finish` (notes, the answer, the closing line),
+    then return when no step stopped it, else a one-line `Exit` naming the step and why (exit 1 unless the
+    failure itself says otherwise: 3 credentials or a full disk, 4 network, 130 interrupted).
+
+    ``unmet``: the command's reason for the stop when the workflow recorded none (go: the goal was not reached);
+    the ``done`` event carries it too. ``not_passed``: said when the stopped step's last attempt ran to its end
+    and nothing else explains it. ``culprit``: the session whose error decides the exit code (default: the
+    stopped step's result). ``see``: where to look, added unless the reason already says ("look at").
+    """
+    failed = outcome.failed_at
+    answer = outcome.answer
+    aborted = outcome.aborted or (unmet if failed else None)
+    finish(opts, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
+    if failed is None:
+        return
+    decisive = culprit if culprit is not None else answer
+    code = exit_code_for(decisive) if decisive is not None else ExitCode.NOT_DONE
+    reason = aborted or (answer.error if answer is not None else None)
+    if not reason:
+        reason = not_passed if answer is not None and answer.ok else "no result"
+    if see and "look at" not in reason:
+        reason += f"; {see}"
+    raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")
 
 
 def exit_code_for(result: StepResult) -> ExitCode:

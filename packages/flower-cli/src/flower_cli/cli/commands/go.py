@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    exit_code_for,
-    finish,
+    conclude,
     handoff_policy,
     make_view,
     open_runtime,
@@ -20,36 +19,15 @@ from .common import (
 from .credentials import ensure_credentials, interactive, show_settings
 
 if TYPE_CHECKING:
-    from ...runtime import StepResult
+    from ...go import GoSettings, GoState
     from ...view import Renderer
-    from ...workflow import Ctx
+    from ...workflow import RunResult
     from .._global_options import GlobalOptions
 
-__all__ = ["GoOptions", "run_go"]
-
-DEFAULT_ROUNDS = 3
-DEFAULT_TIMEOUT_S = 1800.0
+__all__ = ["run_go"]
 
 
-@dataclass(frozen=True)
-class GoOptions:
-    """The command line of ``flower go`` as given (None = not given)."""
-
-    ask: str = ""
-    asks: int | None = None
-    rounds: int | None = None
-    no_goal: bool = False
-    judge_can_run: bool = False
-    timeout: float | None = None
-    isolate: bool = False
-    window: str | None = None
-    no_handoff: bool = False
-    new: bool = False
-    clarify_only: bool = False
-    no_trim: bool = False
-
-
-def _check(opts: GoOptions) -> None:
+def _check(opts: GoSettings) -> None:
     """Values no run can use: a usage error (exit 2) before anything starts."""
     if opts.rounds is not None and opts.rounds < 1:
         raise Exit(ExitCode.USAGE, f"--rounds must be at least 1 (rounds in all, each judged), not {opts.rounds}")
@@ -64,7 +42,7 @@ def _check(opts: GoOptions) -> None:
         )
 
 
-def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
+def _not_applying(opts: GoSettings, g: GlobalOptions) -> list[str]:
     """Options given that do nothing on this path: each is said, none silently ignored."""
     notes: list[str] = []
     if g.workbench:
@@ -76,15 +54,15 @@ def _not_applying(opts: GoOptions, g: GlobalOptions) -> list[str]:
     if opts.clarify_only:
         for given, name in (
             (opts.rounds is not None, "--rounds"),
-            (opts.no_goal, "--no-goal"),
+            (not opts.goal, "--no-goal"),
             (opts.judge_can_run, "--judge-can-run"),
             (opts.isolate, "--isolate"),
             (opts.window is not None, "--window"),
-            (opts.no_handoff, "--no-handoff"),
+            (not opts.handoff, "--no-handoff"),
         ):
             if given:
                 notes.append(f"{name} does not apply with --clarify-only: only the brief is written")
-    elif opts.no_goal:
+    elif not opts.goal:
         if opts.rounds is not None:
             notes.append("--rounds does not apply with --no-goal: without a judge there is one round")
         if opts.judge_can_run:
@@ -109,9 +87,9 @@ def _read_ask(view: Renderer, waking: bool) -> str:
     return line.strip()
 
 
-def run_go(g: GlobalOptions, opts: GoOptions) -> None:
+def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     _check(opts)
-    handoff = handoff_policy(opts.window, opts.no_handoff)
+    handoff = handoff_policy(opts.window, not opts.handoff)
     view, sink = make_view(g)
     if g.verbose:
         show_settings(view)
@@ -124,7 +102,6 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
         WAKE_LABEL,
         WORK,
         Brief,
-        GoSettings,
         NotesPaths,
         archive_for_new,
         build_go_flow,
@@ -180,25 +157,16 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
         view.line(f"  ({state.note})", "dim")
 
     paths = NotesPaths.of(workbench.notes)
-    timeout_s = DEFAULT_TIMEOUT_S if opts.timeout is None else (None if math.isinf(opts.timeout) else opts.timeout)
     from ...go import HumanChannel
 
-    channel = HumanChannel(max_asks=opts.asks, timeout_s=timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
+    channel = HumanChannel(max_asks=opts.asks, timeout_s=opts.timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
     amended = False
     if waking and ask and not Brief.load(paths.brief).mentions(ask):
         amended = channel.amend(ask, WAKE_LABEL)
-    settings = GoSettings(
-        ask=ask,
-        rounds=opts.rounds or DEFAULT_ROUNDS,
-        goal=not opts.no_goal,
-        judge_can_run=opts.judge_can_run,
-        clarify_only=opts.clarify_only,
-        isolate=opts.isolate,
-        amended=amended,
-    )
+    settings = replace(opts, ask=ask, amended=amended)
     workflow = build_go_flow(settings, channel=channel, workbench=workbench)
 
-    runtime = open_runtime(g, workbench=workbench, trim=not opts.no_trim, handoff=handoff)
+    runtime = open_runtime(g, workbench=workbench, trim=opts.trim, handoff=handoff)
     if waking:
         work_session = state.steps.get(WORK)
         context = runtime.context_of(work_session) if work_session and runtime.has_session(work_session) else 0
@@ -228,13 +196,13 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
         from ...workflow import WorkflowError
 
         try:
-            ctx = anyio.run(driver.run, workflow)
+            outcome = anyio.run(driver.run, workflow)
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
-        if driver.interrupted:
+        if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
-        _conclude(g, view, sink, runtime, ctx, settings, paths)
+        _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
 
 
 def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: Any) -> None:
@@ -245,36 +213,33 @@ def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: A
         view.line(f"  <- starting over: the brief, the goal and the lineage moved to {done.folder}", "dim")
 
 
-def _conclude(g: GlobalOptions, view: Renderer, sink: Any, runtime: Any, ctx: Ctx, settings: Any, paths: Any) -> None:
+def _conclude(
+    g: GlobalOptions,
+    view: Renderer,
+    sink: Any,
+    runtime: Any,
+    outcome: RunResult,
+    state: GoState,
+    settings: GoSettings,
+    paths: Any,
+) -> None:
     """The answer and the closing line; exit 0 when done, else the reason and where to look."""
     from ...go import WORK
 
-    results: dict[str, StepResult] = ctx.get("_results") or {}
-    failed = ctx.get("_failed_at")
-    ran = list(results)
-    answer = results.get(failed) if failed else (results.get(ran[-1]) if ran else None)
-    aborted = ctx.get("_aborted")
-    if failed and not aborted and answer is not None and answer.ok and failed == WORK:
-        verdict = ctx.get("_verdict")
-        why = getattr(verdict, "reason", "") or "no reason given"
-        aborted = f"the goal was not reached in {settings.rounds} round{'s' if settings.rounds != 1 else ''}; the judge's last reason: {why}"
-    finish(g, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
-    if not failed:
-        if ctx.get("_accepted"):
-            view.line(
-                f"  ! the judge said the goal is unreachable and the person accepted that ({ctx['_accepted']})",
-                "yellow",
-                wrap=True,
-            )
-        return
-    judged: StepResult | None = ctx.get("_judge_failed")
-    culprit = judged if judged is not None else answer
-    code = exit_code_for(culprit) if culprit is not None and not culprit.ok else ExitCode.NOT_DONE
-    reason = aborted or (answer.error if answer is not None else None) or "no result"
-    if "look at" not in reason:
-        reason += (
-            f"; look at {paths.goal} and {runtime.manifest_path}"
-            if failed == WORK
-            else f"; see {runtime.manifest_path}"
+    failed = outcome.failed_at
+    unmet = None
+    if failed == WORK and outcome.answer is not None and outcome.answer.ok:  # every round judged, none achieved
+        why = (state.verdict.reason if state.verdict is not None else "") or "no reason given"
+        rounds = settings.round_limit
+        unmet = (
+            f"the goal was not reached in {rounds} round{'s' if rounds != 1 else ''}; the judge's last reason: {why}"
         )
-    raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")
+    see = f"look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"see {runtime.manifest_path}"
+    # A judge that could not run decides the exit code (a network outage is 4, not 1).
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=state.judge_failed, see=see)
+    if state.accepted:
+        view.line(
+            f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
+            "yellow",
+            wrap=True,
+        )

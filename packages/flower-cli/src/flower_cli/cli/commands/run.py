@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from .common import (
-    exit_code_for,
-    finish,
+    conclude,
     handoff_policy,
     make_view,
     open_runtime,
@@ -100,17 +99,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
     runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
     with rescued(runtime, recorded="the steps so far are"):
         try:
-            ctx = anyio.run(lambda: workflow.run(runtime, on_event=sink))
+            outcome = anyio.run(lambda: workflow.run(runtime, on_event=sink))
         except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        failed = ctx.get("_failed_at")
-        results = ctx.get("_results") or {}
-        ran = [step.name for step in workflow.steps if step.name in results]
-        answer = results[failed] if failed else (results[ran[-1]] if ran else None)
-        finish(opts, view, sink, runtime, answer, failed_at=failed, aborted=ctx.get("_aborted"))
-        if failed:
-            code = exit_code_for(answer) if answer is not None else ExitCode.NOT_DONE
-            reason = ctx.get("_aborted") or (answer.error if answer is not None else None)
-            if not reason:
-                reason = "its gate did not pass in any round" if answer is not None and answer.ok else "no result"
-            raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")
+        conclude(opts, view, sink, runtime, outcome)
