@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from string import Formatter
-from typing import Any
+from typing import Any, TypeGuard
 
-from .model import Mark, ThreadStats, Turn
+from .model import Mark, ThreadStats
 
-__all__ = ["entry_time", "thread_stats", "trim_pointers", "within"]
+__all__ = ["Span", "entry_time", "read_thread", "thread_stats", "trim_pointers", "window_stats", "within"]
 
 _NOTIFICATION = "<task-notification>"
 _SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
@@ -28,7 +29,10 @@ _SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
 
 def entry_time(entry: Mapping[str, Any]) -> float | None:
     """The entry's ``timestamp`` (ISO 8601) as epoch seconds, or None."""
-    stamp = entry.get("timestamp")
+    return _time(entry.get("timestamp"))
+
+
+def _time(stamp: Any) -> float | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -37,17 +41,24 @@ def entry_time(entry: Mapping[str, Any]) -> float | None:
         return None
 
 
+# The walk below runs over every entry of every session, so it tests ``type(x) is dict`` first (what JSON gives)
+# and falls back to the slower ABC check for other mappings.
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if type(value) is int and value > 0 else 0  # not bool, not negative
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _blocks(message: Mapping[str, Any]) -> Sequence[Any]:
+    """The message's content blocks (a string is one text block); the caller skips the ones that are no mapping."""
     content = message.get("content")
+    if type(content) is list:
+        return content
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, Mapping)]
-    return []
+        return ({"type": "text", "text": content},)
+    return content if isinstance(content, list) else ()
 
 
 def _result_text(block: Mapping[str, Any]) -> str:
@@ -59,8 +70,8 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return ""
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+# Built once: json.dumps with options builds a new encoder per call, which costs more than encoding a small input.
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _trim_pattern() -> re.Pattern[str]:
@@ -88,7 +99,7 @@ def trim_pointers(text: str) -> list[int]:
 
 
 class _Reader:
-    """Walks one transcript in order; `thread_stats` is its only user."""
+    """Walks one transcript in order; `read_thread` is its only user."""
 
     def __init__(self, name: str) -> None:
         from flower_workbench import spill_pointers
@@ -96,70 +107,85 @@ class _Reader:
         self.spill_pointers = spill_pointers
         self.stats = ThreadStats(name=name)
         self._turns: dict[str, int] = {}  # message id -> position in stats.turns
+        # The span of the stamps of the entries read (see `Span`).
+        self.first: float | None = None
+        self.last: float | None = None
+        self.unstamped = False
+
+    def stamp(self, entry: Mapping[str, Any]) -> float | None:
+        at = _time(entry.get("timestamp"))
+        if at is None:
+            self.unstamped = True
+        else:
+            if self.first is None or at < self.first:
+                self.first = at
+            if self.last is None or at > self.last:
+                self.last = at
+        return at
 
     def assistant(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         stats = self.stats
+        stamp = self.stamp(entry)
         if entry.get("isApiErrorMessage"):
             stats.api_errors += 1
             stats.marks.append(Mark("error", len(stats.turns), _first_text(message)[:120]))
             return
         if message.get("model") == "<synthetic>":
             return  # written by the harness ("No response requested."), not a model call
-        blocks = _blocks(message)
-        calls = sum(1 for b in blocks if b.get("type") == "tool_use")
-        for block in blocks:
+        calls = 0
+        for block in _blocks(message):
+            if not _is_map(block):
+                continue
             kind = block.get("type")
             if kind == "text":
                 stats.chars += len(str(block.get("text", "")))
             elif kind == "tool_use":
+                calls += 1
                 called = _compact(block.get("input", {}))
                 stats.chars += len(called)
-                for name in set(_SPILL_NAME.findall(called)):
-                    stats.files_named[name] = stats.files_named.get(name, 0) + 1
+                if ".txt" in called:
+                    for name in set(_SPILL_NAME.findall(called)):
+                        stats.files_named[name] = stats.files_named.get(name, 0) + 1
             elif kind == "thinking":
                 stats.chars += len(str(block.get("thinking", "")))
         stats.tool_calls += calls
-        raw_usage = message.get("usage")
-        usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
-        key = str(message.get("id") or entry.get("uuid") or f"#{len(stats.turns)}")
+        usage = message.get("usage")
+        if not _is_map(usage):
+            usage = {}
+        numbers = (
+            _int(usage.get("input_tokens")),
+            _int(usage.get("cache_read_input_tokens")),
+            _int(usage.get("cache_creation_input_tokens")),
+            _int(usage.get("output_tokens")),
+        )
+        turns = stats.turns
+        key = str(message.get("id") or entry.get("uuid") or f"#{len(turns)}")
         at = self._turns.get(key)
         if at is None:
-            self._turns[key] = len(stats.turns)
-            stats.turns.append(self._turn(len(stats.turns) + 1, key, entry, usage, calls))
+            self._turns[key] = len(turns)
+            turns.append(*numbers, calls, stamp)
         else:  # another content block of the same reply: same usage (the last one written wins), more calls
-            old = stats.turns[at]
-            stats.turns[at] = self._turn(old.index, key, entry, usage, old.tool_calls + calls, old.timestamp)
-
-    @staticmethod
-    def _turn(
-        index: int, key: str, entry: Mapping[str, Any], usage: Mapping[str, Any], calls: int, stamp: float | None = None
-    ) -> Turn:
-        return Turn(
-            index=index,
-            message_id=key,
-            timestamp=stamp if stamp is not None else entry_time(entry),
-            input_tokens=_int(usage.get("input_tokens")),
-            cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
-            cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
-            output_tokens=_int(usage.get("output_tokens")),
-            tool_calls=calls,
-        )
+            turns.input[at], turns.cache_read[at], turns.cache_creation[at], turns.output[at] = numbers
+            turns.tool_calls[at] += calls
 
     def user(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+        self.stamp(entry)
         if entry.get("isMeta"):
             return  # system reminders: the harness's, not the work's
         stats = self.stats
         prompt = False
         for block in _blocks(message):
+            if not _is_map(block):
+                continue
             kind = block.get("type")
             if kind == "tool_result":
                 text = _result_text(block)
                 stats.chars += len(text)
                 # What a pointer keeps out: the output's full size less what the model still reads instead.
                 pointers = self.spill_pointers(text)
-                spilled = [size for size, _path in pointers]
-                stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)
-                if spilled:
+                if pointers:
+                    spilled = [size for size, _path in pointers]
+                    stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)
                     stats.spilled += len(spilled)
                     stats.spilled_chars += sum(spilled)
                     stats.spilled_kept_out += max(sum(spilled) - len(text), 0)
@@ -183,24 +209,46 @@ class _Reader:
 
 def _first_text(message: Mapping[str, Any]) -> str:
     for block in _blocks(message):
-        if block.get("type") == "text":
+        if _is_map(block) and block.get("type") == "text":
             return " ".join(str(block.get("text", "")).split())
     return ""
 
 
-def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:
-    """The numbers of one transcript (main thread or worker), its entries in stored order."""
+@dataclass(frozen=True, slots=True)
+class Span:
+    """When a thread's counted entries (the ones `thread_stats` reads) were written: the earliest and latest
+    stamps, and whether any had none."""
+
+    first: float | None
+    last: float | None
+    unstamped: bool
+
+    def inside(self, start: float, end: float) -> bool:
+        """Whether every counted entry is stamped inside ``[start, end]``."""
+        if self.unstamped:
+            return False
+        return self.first is None or (self.last is not None and start <= self.first and self.last <= end)
+
+
+def read_thread(name: str, entries: Iterable[Mapping[str, Any]]) -> tuple[ThreadStats, Span]:
+    """`thread_stats`, and the `Span` of the entries it read (so a step's window can often reuse the numbers)."""
     reader = _Reader(name)
+    assistant, user = reader.assistant, reader.user
     for entry in entries:
         message = entry.get("message")
-        if not isinstance(message, Mapping):
+        if not _is_map(message):
             continue
         kind = entry.get("type")
         if kind == "assistant":
-            reader.assistant(entry, message)
+            assistant(entry, message)
         elif kind == "user":
-            reader.user(entry, message)
-    return reader.stats
+            user(entry, message)
+    return reader.stats, Span(reader.first, reader.last, reader.unstamped)
+
+
+def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:
+    """The numbers of one transcript (main thread or worker), its entries in stored order."""
+    return read_thread(name, entries)[0]
 
 
 def within(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> list[Mapping[str, Any]]:
@@ -211,3 +259,14 @@ def within(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> li
         if stamp is not None and start <= stamp <= end:
             out.append(entry)
     return out
+
+
+def window_stats(
+    whole: ThreadStats, span: Span, entries: Sequence[Mapping[str, Any]], start: float, end: float
+) -> ThreadStats:
+    """``thread_stats`` of the entries `within` ``[start, end]``, given ``read_thread(entries)`` = (whole, span).
+
+    When every entry the numbers come from is stamped inside the window — a session run by one step, the
+    usual case — the numbers are ``whole``'s, and the transcript is not walked again.
+    """
+    return whole if span.inside(start, end) else thread_stats(whole.name, within(entries, start, end))
