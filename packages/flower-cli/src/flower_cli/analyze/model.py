@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, overload
 
 __all__ = [
@@ -258,7 +258,15 @@ class WorkSplit:
         )
 
     def __add__(self, other: WorkSplit) -> WorkSplit:
-        return WorkSplit(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return WorkSplit(
+            self.main_turns + other.main_turns,
+            self.main_tool_calls + other.main_tool_calls,
+            self.main_chars + other.main_chars,
+            self.worker_turns + other.worker_turns,
+            self.worker_tool_calls + other.worker_tool_calls,
+            self.worker_chars + other.worker_chars,
+            self.workers + other.workers,
+        )
 
     @property
     def worker_share(self) -> float:

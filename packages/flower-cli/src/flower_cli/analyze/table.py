@@ -97,7 +97,7 @@ def step_cells(step: StepReport) -> list[str]:
 
 def session_cells(session: SessionReport) -> list[str]:
     main, split = session.main, session.split
-    curve = [t.context for t in main.turns]
+    curve = main.turns.contexts()
     trimmed = session.on_resume.get("chars_saved", 0)
     moved = session.on_resume.get("trimmed", 0)
     flags = []

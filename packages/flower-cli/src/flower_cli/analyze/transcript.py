@@ -51,6 +51,10 @@ def _int(value: Any) -> int:
     return value if type(value) is int and value > 0 else 0  # not bool, not negative
 
 
+def _str(value: Any) -> str:
+    return value if type(value) is str else str(value)
+
+
 def _blocks(message: Mapping[str, Any]) -> Sequence[Any]:
     """The message's content blocks (a string is one text block); the caller skips the ones that are no mapping."""
     content = message.get("content")
@@ -63,7 +67,7 @@ def _blocks(message: Mapping[str, Any]) -> Sequence[Any]:
 
 def _result_text(block: Mapping[str, Any]) -> str:
     content = block.get("content")
-    if isinstance(content, str):
+    if type(content) is str or isinstance(content, str):
         return content
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
@@ -74,28 +78,35 @@ def _result_text(block: Mapping[str, Any]) -> str:
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _trim_pattern() -> re.Pattern[str]:
-    """A regex for flower_stores' trim pointer, built from its own ``TrimPolicy.text`` (one owner of the format)."""
+def _trim_pattern() -> tuple[str, re.Pattern[str]]:
+    """A regex for flower_stores' trim pointer, built from its own ``TrimPolicy.text`` (one owner of the format),
+    and the literal it starts with: a plain substring test rules out most results faster than the regex."""
     from flower_stores import TrimPolicy
 
     pattern = ""
+    lead: str | None = None
     for literal, field_name, _spec, _conversion in Formatter().parse(TrimPolicy().text):
+        if lead is None:
+            lead = literal
         pattern += re.escape(literal)
         if field_name == "chars":
             pattern += r"(?P<chars>\d[\d,]*)"
         elif field_name is not None:
             pattern += r".+?"
-    return re.compile(pattern)
+    return lead or "", re.compile(pattern)
 
 
-_TRIM: list[re.Pattern[str]] = []
+_TRIM: list[tuple[str, re.Pattern[str]]] = []
 
 
 def trim_pointers(text: str) -> list[int]:
     """The original sizes of the results that trim pointers (flower_stores' ``TrimPolicy.text``) stand for."""
     if not _TRIM:
         _TRIM.append(_trim_pattern())
-    return [int(m.group("chars").replace(",", "")) for m in _TRIM[0].finditer(text)]
+    lead, pattern = _TRIM[0]
+    if lead not in text:
+        return []
+    return [int(m.group("chars").replace(",", "")) for m in pattern.finditer(text)]
 
 
 class _Reader:
@@ -107,56 +118,42 @@ class _Reader:
         self.spill_pointers = spill_pointers
         self.stats = ThreadStats(name=name)
         self._turns: dict[str, int] = {}  # message id -> position in stats.turns
-        # The span of the stamps of the entries read (see `Span`).
-        self.first: float | None = None
-        self.last: float | None = None
-        self.unstamped = False
 
-    def stamp(self, entry: Mapping[str, Any]) -> float | None:
-        at = _time(entry.get("timestamp"))
-        if at is None:
-            self.unstamped = True
-        else:
-            if self.first is None or at < self.first:
-                self.first = at
-            if self.last is None or at > self.last:
-                self.last = at
-        return at
-
-    def assistant(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    def assistant(self, entry: Mapping[str, Any], message: Mapping[str, Any], stamp: float | None) -> None:
         stats = self.stats
-        stamp = self.stamp(entry)
         if entry.get("isApiErrorMessage"):
             stats.api_errors += 1
             stats.marks.append(Mark("error", len(stats.turns), _first_text(message)[:120]))
             return
         if message.get("model") == "<synthetic>":
             return  # written by the harness ("No response requested."), not a model call
-        calls = 0
+        calls = chars = 0
         for block in _blocks(message):
-            if not _is_map(block):
+            if type(block) is not dict and not _is_map(block):
                 continue
             kind = block.get("type")
-            if kind == "text":
-                stats.chars += len(str(block.get("text", "")))
-            elif kind == "tool_use":
+            if kind == "tool_use":
                 calls += 1
                 called = _compact(block.get("input", {}))
-                stats.chars += len(called)
+                chars += len(called)
                 if ".txt" in called:
                     for name in set(_SPILL_NAME.findall(called)):
                         stats.files_named[name] = stats.files_named.get(name, 0) + 1
+            elif kind == "text":
+                chars += len(_str(block.get("text", "")))
             elif kind == "thinking":
-                stats.chars += len(str(block.get("thinking", "")))
+                chars += len(_str(block.get("thinking", "")))
+        stats.chars += chars
         stats.tool_calls += calls
         usage = message.get("usage")
-        if not _is_map(usage):
+        if type(usage) is not dict and not _is_map(usage):
             usage = {}
+        get = usage.get
         numbers = (
-            _int(usage.get("input_tokens")),
-            _int(usage.get("cache_read_input_tokens")),
-            _int(usage.get("cache_creation_input_tokens")),
-            _int(usage.get("output_tokens")),
+            _int(get("input_tokens")),
+            _int(get("cache_read_input_tokens")),
+            _int(get("cache_creation_input_tokens")),
+            _int(get("output_tokens")),
         )
         turns = stats.turns
         key = str(message.get("id") or entry.get("uuid") or f"#{len(turns)}")
@@ -169,13 +166,12 @@ class _Reader:
             turns.tool_calls[at] += calls
 
     def user(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-        self.stamp(entry)
         if entry.get("isMeta"):
             return  # system reminders: the harness's, not the work's
         stats = self.stats
         prompt = False
         for block in _blocks(message):
-            if not _is_map(block):
+            if type(block) is not dict and not _is_map(block):
                 continue
             kind = block.get("type")
             if kind == "tool_result":
@@ -194,7 +190,7 @@ class _Reader:
                     stats.trimmed += len(trimmed)
                     stats.trimmed_kept_out += max(sum(trimmed) - len(text), 0)
             elif kind == "text":
-                text = str(block.get("text", ""))
+                text = _str(block.get("text", ""))
                 if text.lstrip().startswith(_NOTIFICATION):
                     stats.notifications += 1
                     stats.chars += len(text)  # a worker's report enters this thread's context like a tool result
@@ -233,17 +229,36 @@ class Span:
 def read_thread(name: str, entries: Iterable[Mapping[str, Any]]) -> tuple[ThreadStats, Span]:
     """`thread_stats`, and the `Span` of the entries it read (so a step's window can often reuse the numbers)."""
     reader = _Reader(name)
-    assistant, user = reader.assistant, reader.user
+    assistant, user, parse = reader.assistant, reader.user, datetime.fromisoformat
+    first: float | None = None
+    last: float | None = None
+    unstamped = False
+    # Runs over every entry of a run: the span is kept inline, not in a call per entry.
     for entry in entries:
         message = entry.get("message")
-        if not _is_map(message):
-            continue
         kind = entry.get("type")
+        if not (kind == "assistant" or kind == "user") or (type(message) is not dict and not _is_map(message)):
+            continue
+        stamp = entry.get("timestamp")
+        at: float | None = None
+        if isinstance(stamp, str):
+            try:
+                at = parse(stamp).timestamp()
+            except ValueError:
+                pass
+        if at is None:
+            unstamped = True
+        elif first is None or last is None:
+            first = last = at
+        elif at < first:
+            first = at
+        elif at > last:
+            last = at
         if kind == "assistant":
-            assistant(entry, message)
-        elif kind == "user":
+            assistant(entry, message, at)
+        else:
             user(entry, message)
-    return reader.stats, Span(reader.first, reader.last, reader.unstamped)
+    return reader.stats, Span(first, last, unstamped)
 
 
 def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:
