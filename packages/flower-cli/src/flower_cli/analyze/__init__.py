@@ -10,7 +10,7 @@ from .model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn
 from .page import render_html
 from .report import build_report
 from .source import AnalyzeError, read_run, resolve_run_dir
-from .table import render_table
+from .table import render_table, table_width
 
 __all__ = [
     "AnalyzeError",
@@ -24,6 +24,7 @@ __all__ = [
     "analyze_run",
     "render_html",
     "render_table",
+    "table_width",
 ]
 
 

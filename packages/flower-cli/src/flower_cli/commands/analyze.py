@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["run_analyze"]
 
 
-def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) -> None:
+def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False) -> None:
     from .._files import atomic_write_text
-    from ..analyze import AnalyzeError, analyze_run, render_html, render_table
+    from ..analyze import AnalyzeError, analyze_run, render_html, render_table, table_width
 
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
     if opts.store:
@@ -48,4 +48,4 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) ->
     if opts.json:
         sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
     elif html is None:
-        sys.stdout.write(render_table(report))
+        sys.stdout.write(render_table(report, wide=wide, width=table_width(sys.stdout)))
