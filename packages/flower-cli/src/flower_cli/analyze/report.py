@@ -73,11 +73,12 @@ def _session(
     main_parts = {at: window_stats(main, span, transcript.main, start, end) for at, start, end in windows}
     workers: list[ThreadStats] = []
     worker_parts: dict[int, list[ThreadStats]] = {at: [] for at, _, _ in windows}
-    for sub, entries in transcript.workers:  # one worker's entries at a time, dropped after this turn
+    for sub, entries in transcript.workers:  # one worker's entries at a time
         worker, worker_span = read_thread(sub.rsplit("/", 1)[-1], entries)
         workers.append(worker)
         for at, start, end in windows:
             worker_parts[at].append(window_stats(worker, worker_span, entries, start, end))
+        del entries  # before the next worker is read, not after
     session = SessionReport(
         session_id=transcript.session_id,
         project_key=transcript.project_key,
@@ -183,6 +184,7 @@ def build_report(data: RunData, workspace: Path) -> RunReport:
     parts: list[dict[str, _StepPart]] = [{} for _ in steps]  # per step: session id -> its part
     for transcript in data.transcripts:
         session, session_parts = _session(transcript, workspace, windows.get(transcript.session_id, ()))
+        del transcript  # its entries go before the next session is read, not after
         sessions.append(session)
         by_id[session.session_id] = session
         for at, part in session_parts.items():
