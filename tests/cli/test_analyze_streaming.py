@@ -1,9 +1,12 @@
 """`flower analyze` reads a store one session at a time: its peak memory follows the largest session, not the
-number of sessions. Measured with tracemalloc on generated stores of 3 and 24 sessions of the same shape."""
+number of sessions (measured with tracemalloc on generated stores of 3 and 24 sessions of the same shape); and
+the page orders a run's turns without holding a sort key for each of them."""
 
 from __future__ import annotations
 
 import json
+import math
+import random
 import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,3 +109,29 @@ def test_peak_memory_follows_the_largest_session_not_the_number_of_sessions(tmp_
     assert per_session < 0.05 * session_bytes, (few_peak, many_peak, session_bytes)
     assert many_peak < 1.5 * few_peak, (few_peak, many_peak)
     assert many_peak < many_bytes / 4, "far less than the run's transcripts"
+
+
+def test_the_page_places_every_turn_of_the_run_in_time_order() -> None:
+    """The chart's x axis: all main-thread turns sorted by time (unstamped last; ties by session, then turn),
+    found by merging each session's sorted turns — the same order as one sort of all of them."""
+    from flower_cli.analyze.model import SessionReport, ThreadStats
+    from flower_cli.analyze.page import _Axis
+
+    rng = random.Random(3)
+    sessions = []
+    for n in range(6):
+        main = ThreadStats(name="main")
+        stamp = rng.uniform(0, 100)
+        for _ in range(rng.randint(0, 12)):
+            # mostly in order, sometimes back in time, sometimes unstamped, sometimes the very same instant
+            stamp += rng.choice([1.0, 2.5, 0.0, -7.0])
+            main.turns.append(10, 0, 0, 1, 0, None if rng.random() < 0.1 else stamp)
+        sessions.append(SessionReport(f"s{n}", "p", main, []))
+    axis = _Axis(sessions)
+    every = sorted(
+        (math.inf if t.timestamp is None else t.timestamp, s, t.index)
+        for s, session in enumerate(sessions)
+        for t in session.main.turns
+    )
+    assert axis.count == len(every)
+    assert [axis.positions[s][i - 1] for _, s, i in every] == list(range(1, len(every) + 1))
