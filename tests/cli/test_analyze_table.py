@@ -3,20 +3,30 @@ must read is cut off, `--wide` keeps every column on one line per row, and `--js
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from flower_cli.analyze import RunReport, render_table
 from flower_cli.analyze.layout import paragraph, shorten_middle, wrap
 from flower_cli.analyze.model import Mark, SessionReport, StepReport, ThreadStats, WorkSplit
-from flower_cli.analyze.table import DEFAULT_WIDTH, SESSION_COLUMNS, SESSION_HEADERS, STEP_COLUMNS, STEP_HEADERS
+from flower_cli.analyze.table import (
+    DEFAULT_WIDTH,
+    SESSION_COLUMNS,
+    SESSION_HEADERS,
+    STEP_COLUMNS,
+    STEP_HEADERS,
+    table_width,
+)
 from flower_stores import SqliteSessionStore
 
 LONG_DIR = "/home/someone/projects/" + "a-rather-deeply-nested-client-project/" * 3 + "workspace/runs"
@@ -183,6 +193,17 @@ def test_layout_helpers_keep_every_character() -> None:
     assert shorten_middle("/a/b/c", 10) == "/a/b/c"
     short = shorten_middle("/" + "x" * 50 + "/tail.txt", 20)
     assert len(short) == 20 and short.startswith("/xx") and short.endswith("tail.txt")
+
+
+def test_the_width_is_100_or_a_narrower_terminals(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert table_width(io.StringIO()) == DEFAULT_WIDTH, "a pipe or a file: 100"
+    for columns, width in ((72, 72), (100, 100), (180, 100), (30, 60)):
+        monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback, c=columns: os.terminal_size((c, 24)))
+        assert table_width(Terminal()) == width
 
 
 # --- the command ----------------------------------------------------------------------------------------
