@@ -29,10 +29,7 @@ _SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
 
 def entry_time(entry: Mapping[str, Any]) -> float | None:
     """The entry's ``timestamp`` (ISO 8601) as epoch seconds, or None."""
-    return _time(entry.get("timestamp"))
-
-
-def _time(stamp: Any) -> float | None:
+    stamp = entry.get("timestamp")
     if not isinstance(stamp, str):
         return None
     try:
@@ -67,7 +64,7 @@ def _blocks(message: Mapping[str, Any]) -> Sequence[Any]:
 
 def _result_text(block: Mapping[str, Any]) -> str:
     content = block.get("content")
-    if type(content) is str or isinstance(content, str):
+    if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
@@ -233,7 +230,7 @@ def read_thread(name: str, entries: Iterable[Mapping[str, Any]]) -> tuple[Thread
     first: float | None = None
     last: float | None = None
     unstamped = False
-    # Runs over every entry of a run: the span is kept inline, not in a call per entry.
+    # This loop runs over every entry of a run: `entry_time` is inlined and the span kept in locals.
     for entry in entries:
         message = entry.get("message")
         kind = entry.get("type")
