@@ -4,13 +4,15 @@ the context, and what each step cost — as a terminal table, JSON, or one self-
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TextIO
 
 from .model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn, WorkSplit
 from .page import render_html
 from .report import build_report
 from .source import AnalyzeError, read_run, resolve_run_dir
-from .table import render_table
+from .table import render_table, table_width
 
 __all__ = [
     "AnalyzeError",
@@ -24,6 +26,8 @@ __all__ = [
     "analyze_run",
     "render_html",
     "render_table",
+    "table_width",
+    "write_json",
 ]
 
 
@@ -35,3 +39,17 @@ def analyze_run(path: Path, workspace: Path | None = None) -> RunReport:
     """
     run_dir = resolve_run_dir(path)
     return build_report(read_run(run_dir), workspace or run_dir.parent)
+
+
+def write_json(report: RunReport, stream: TextIO) -> None:
+    """``json.dumps(report.as_dict(), ensure_ascii=False, indent=2)`` and a newline, written to ``stream`` a few
+    thousand pieces at a time: the text of a run of thousands of sessions is never whole in memory (nor the
+    millions of small strings it is joined from)."""
+    pieces: list[str] = []
+    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(report.as_dict()):
+        pieces.append(piece)
+        if len(pieces) >= 4096:
+            stream.write("".join(pieces))
+            pieces.clear()
+    pieces.append("\n")
+    stream.write("".join(pieces))

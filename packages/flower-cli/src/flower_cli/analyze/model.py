@@ -6,10 +6,24 @@ JSON form printed by ``flower --json analyze``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, astuple, dataclass, field
-from typing import Any, Literal
+import math
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, overload
 
-__all__ = ["Mark", "MarkKind", "RunReport", "SessionReport", "StepReport", "ThreadStats", "Turn", "WorkSplit", "share"]
+__all__ = [
+    "Mark",
+    "MarkKind",
+    "RunReport",
+    "SessionReport",
+    "StepReport",
+    "ThreadStats",
+    "Turn",
+    "Turns",
+    "WorkSplit",
+    "share",
+]
 
 MarkKind = Literal["resume", "error", "notification", "handoff"]
 
@@ -19,7 +33,7 @@ def share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One model call of a thread: the usage the API reported for it.
 
@@ -27,7 +41,6 @@ class Turn:
     """
 
     index: int  # 1-based within its thread
-    message_id: str
     timestamp: float | None  # epoch seconds (from the transcript entry), None when it had none
     input_tokens: int
     cache_read_input_tokens: int
@@ -38,6 +51,80 @@ class Turn:
     @property
     def context(self) -> int:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+
+class Turns(Sequence[Turn]):
+    """A thread's turns, kept as columns of machine numbers: ~48 bytes a turn instead of an object with a
+    dict, because a report keeps every turn of every session (the JSON and the page show them all) and a
+    run of thousands of sessions must cost what its transcripts are, read one at a time, not what its turns
+    would be as objects. Indexing or iterating builds `Turn` values on the fly."""
+
+    __slots__ = ("cache_creation", "cache_read", "input", "output", "stamps", "tool_calls")
+
+    def __init__(self) -> None:
+        self.input = array("q")
+        self.cache_read = array("q")
+        self.cache_creation = array("q")
+        self.output = array("q")
+        self.tool_calls = array("q")
+        self.stamps = array("d")  # epoch seconds; NaN where the entry had no timestamp
+
+    def append(
+        self, input_tokens: int, cache_read: int, cache_creation: int, output: int, calls: int, stamp: float | None
+    ) -> None:
+        self.input.append(input_tokens)
+        self.cache_read.append(cache_read)
+        self.cache_creation.append(cache_creation)
+        self.output.append(output)
+        self.tool_calls.append(calls)
+        self.stamps.append(math.nan if stamp is None else stamp)
+
+    def __len__(self) -> int:
+        return len(self.input)
+
+    def _turn(self, i: int) -> Turn:
+        stamp = self.stamps[i]
+        return Turn(
+            index=i + 1,
+            timestamp=None if math.isnan(stamp) else stamp,
+            input_tokens=self.input[i],
+            cache_read_input_tokens=self.cache_read[i],
+            cache_creation_input_tokens=self.cache_creation[i],
+            output_tokens=self.output[i],
+            tool_calls=self.tool_calls[i],
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> Turn: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Turn]: ...
+    def __getitem__(self, i: int | slice) -> Turn | list[Turn]:
+        if isinstance(i, slice):
+            return [self._turn(n) for n in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("turn index out of range")
+        return self._turn(i)
+
+    def __iter__(self) -> Iterator[Turn]:
+        return (self._turn(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Turns) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __repr__(self) -> str:
+        return f"Turns({list(self)!r})"
+
+    def contexts(self) -> list[int]:
+        """Each turn's context (input + cache read + cache creation tokens), in order."""
+        return [a + b + c for a, b, c in zip(self.input, self.cache_read, self.cache_creation, strict=True)]
+
+    def context(self, i: int) -> int:
+        return self.input[i] + self.cache_read[i] + self.cache_creation[i]
+
+    def stamped(self) -> list[float]:
+        return [s for s in self.stamps if not math.isnan(s)]
 
 
 @dataclass(frozen=True)
@@ -66,7 +153,7 @@ class ThreadStats:
     """
 
     name: str  # "main" or "agent-<id>"
-    turns: list[Turn] = field(default_factory=list)
+    turns: Turns = field(default_factory=Turns)
     tool_calls: int = 0
     chars: int = 0
     prompts: int = 0
@@ -85,23 +172,23 @@ class ThreadStats:
 
     @property
     def input_tokens(self) -> int:
-        return sum(t.input_tokens for t in self.turns)
+        return sum(self.turns.input)
 
     @property
     def cache_read_tokens(self) -> int:
-        return sum(t.cache_read_input_tokens for t in self.turns)
+        return sum(self.turns.cache_read)
 
     @property
     def cache_creation_tokens(self) -> int:
-        return sum(t.cache_creation_input_tokens for t in self.turns)
+        return sum(self.turns.cache_creation)
 
     @property
     def output_tokens(self) -> int:
-        return sum(t.output_tokens for t in self.turns)
+        return sum(self.turns.output)
 
     @property
     def context_total(self) -> int:
-        return sum(t.context for t in self.turns)
+        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -110,11 +197,11 @@ class ThreadStats:
 
     @property
     def context_peak(self) -> int:
-        return max((t.context for t in self.turns), default=0)
+        return max(self.turns.contexts(), default=0)
 
     @property
     def context_last(self) -> int:
-        return self.turns[-1].context if self.turns else 0
+        return self.turns.context(-1) if self.turns else 0
 
     @property
     def kept_out(self) -> int:
@@ -136,7 +223,7 @@ class ThreadStats:
             "cache_hit_ratio": self.cache_hit_ratio,
             "context_peak": self.context_peak,
             "context_last": self.context_last,
-            "context_per_turn": [t.context for t in self.turns],
+            "context_per_turn": self.turns.contexts(),
             "spilled": self.spilled,
             "spilled_chars": self.spilled_chars,
             "spilled_kept_out": self.spilled_kept_out,
@@ -171,7 +258,15 @@ class WorkSplit:
         )
 
     def __add__(self, other: WorkSplit) -> WorkSplit:
-        return WorkSplit(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return WorkSplit(
+            self.main_turns + other.main_turns,
+            self.main_tool_calls + other.main_tool_calls,
+            self.main_chars + other.main_chars,
+            self.worker_turns + other.worker_turns,
+            self.worker_tool_calls + other.worker_tool_calls,
+            self.worker_chars + other.worker_chars,
+            self.workers + other.workers,
+        )
 
     @property
     def worker_share(self) -> float:
@@ -212,8 +307,7 @@ class SessionReport:
 
     @property
     def started(self) -> float | None:
-        stamps = [t.timestamp for t in self.main.turns if t.timestamp is not None]
-        return min(stamps) if stamps else None
+        return min(self.main.turns.stamped(), default=None)
 
     @property
     def spilled_kept_out(self) -> int:

@@ -9,11 +9,13 @@ can look at exactly its plot area.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from html import escape
 
-from .model import Mark, RunReport, SessionReport, WorkSplit
+from .model import Mark, RunReport, SessionReport, Turns, WorkSplit
 from .table import SESSION_HEADERS, STEP_HEADERS, human, percent, session_cells, step_cells
 
 __all__ = [
@@ -80,6 +82,17 @@ def _fmt(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
 
+def _in_time_order(s_index: int, turns: Turns) -> Iterator[tuple[float, int, int]]:
+    """The session's turns as (stamp, session position, turn index), sorted; unstamped ones last. Lazily when
+    they already are in order (the usual case), so merging a run's sessions holds no key per turn of the run."""
+    stamps = [math.inf if math.isnan(s) else s for s in turns.stamps]
+    keys = ((stamp, s_index, i) for i, stamp in enumerate(stamps, start=1))
+    if all(a <= b for a, b in zip(stamps, stamps[1:])):
+        yield from keys
+    else:
+        yield from sorted(keys)
+
+
 class _Axis:
     """Turn positions on x (the run's main-thread turns in time order), tokens on y."""
 
@@ -87,15 +100,15 @@ class _Axis:
         top, right, bottom, left = PLOT_MARGIN
         self.x0, self.x1 = left, CHART_WIDTH - right
         self.y0, self.y1 = CHART_HEIGHT - bottom, top
-        order: list[tuple[float, int, int, str]] = []
-        for s_index, session in enumerate(sessions):
-            for turn in session.main.turns:
-                stamp = turn.timestamp if turn.timestamp is not None else math.inf
-                order.append((stamp, s_index, turn.index, session.session_id))
-        order.sort(key=lambda item: (item[0], item[1], item[2]))
-        self.position = {(sid, index): n for n, (_, _, index, sid) in enumerate(order, start=1)}
-        self.count = len(order)
-        peak = max((t.context for s in sessions for t in s.main.turns), default=0)
+        # positions[s][i]: where turn i + 1 of sessions[s] falls among all the run's turns, in time order (ties:
+        # earlier session, then earlier turn) — each session's turns sorted, then merged.
+        self.positions = [array("l", bytes(8 * len(s.main.turns))) for s in sessions]
+        merged = heapq.merge(*(_in_time_order(n, s.main.turns) for n, s in enumerate(sessions)))
+        count = 0
+        for count, (_, s_index, index) in enumerate(merged, start=1):
+            self.positions[s_index][index - 1] = count
+        self.count = count
+        peak = max((s.main.context_peak for s in sessions), default=0)
         self.top = _nice_ceiling(peak * 1.05)
 
     def x(self, position: float) -> float:
@@ -106,18 +119,22 @@ class _Axis:
     def y(self, tokens: float) -> float:
         return self.y0 - tokens / self.top * (self.y0 - self.y1)
 
-    def mark_x(self, session: SessionReport, mark: Mark) -> float:
+    def turn_x(self, s_index: int, index: int) -> float:
+        """Where turn ``index`` (1-based) of ``sessions[s_index]`` is drawn."""
+        return self.x(self.positions[s_index][index - 1])
+
+    def mark_x(self, s_index: int, mark: Mark) -> float:
         """Between the turn before the mark and the one after it (at an end: half a step outside)."""
-        turns = session.main.turns
+        turns = len(self.positions[s_index])
         half = (self.x1 - self.x0) / max(self.count - 1, 1) / 2
-        before = self.position.get((session.session_id, mark.after_turn)) if mark.after_turn >= 1 else None
-        after = self.position.get((session.session_id, mark.after_turn + 1)) if mark.after_turn < len(turns) else None
+        before = mark.after_turn if 1 <= mark.after_turn <= turns else None
+        after = mark.after_turn + 1 if 0 <= mark.after_turn < turns else None
         if before is not None and after is not None:
-            return (self.x(before) + self.x(after)) / 2
+            return (self.turn_x(s_index, before) + self.turn_x(s_index, after)) / 2
         if before is not None:
-            return min(self.x(before) + half, self.x1)
+            return min(self.turn_x(s_index, before) + half, self.x1)
         if after is not None:
-            return max(self.x(after) - half, self.x0)
+            return max(self.turn_x(s_index, after) - half, self.x0)
         return self.x0
 
 
@@ -162,7 +179,7 @@ def _context_chart(sessions: Sequence[SessionReport]) -> str:
     for n, session in enumerate(sessions):
         colour = PALETTE[n % len(PALETTE)]
         sid = escape(session.session_id)
-        points = [(axis.x(axis.position[(session.session_id, t.index)]), axis.y(t.context)) for t in session.main.turns]
+        points = [(axis.turn_x(n, i), axis.y(c)) for i, c in enumerate(session.main.turns.contexts(), start=1)]
         if points:
             starts[session.session_id], ends[session.session_id] = points[0], points[-1]
             joined = " ".join(f"{_fmt(x)},{_fmt(y)}" for x, y in points)
@@ -177,10 +194,10 @@ def _context_chart(sessions: Sequence[SessionReport]) -> str:
                     f"<title>{sid[:8]} turn {turn.index}: {turn.context:,} context tokens ({turn.cache_read_input_tokens:,} from cache)</title></circle>"
                 )
     stacked: dict[tuple[int, bool], int] = {}  # marks at one place stack downwards instead of hiding each other
-    for session in sessions:
+    for n, session in enumerate(sessions):
         for mark in session.main.marks:
             colour, word = MARK_STYLE[mark.kind]
-            x = axis.mark_x(session, mark)
+            x = axis.mark_x(n, mark)
             at_top = mark.kind != "notification"
             slot = stacked.get((round(x), at_top), 0)
             stacked[(round(x), at_top)] = slot + 1
@@ -314,8 +331,8 @@ def render_html(report: RunReport) -> str:
     if report.notes:
         body.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
     body.append("</section>")
-    return (
+    head = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>flower analyze · {escape(report.run_dir)}</title><style>{_CSS}</style></head>"
-        f"<body>{''.join(body)}</body></html>\n"
+        f"<title>flower analyze · {escape(report.run_dir)}</title><style>{_CSS}</style></head><body>"
     )
+    return "".join([head, *body, "</body></html>\n"])  # one copy of a page that can run to tens of MB

@@ -1,14 +1,20 @@
-"""From a run dir's data to a `RunReport`: sessions from the transcripts, steps from the manifest, joined."""
+"""From a run dir's data to a `RunReport`: sessions from the transcripts, steps from the manifest, joined.
+
+One pass over the sessions, each read, folded into its `SessionReport` and into the steps that ran in it,
+and dropped before the next is read: memory follows the largest session, not the store. The report keeps
+numbers only (per turn at most), never an entry.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
+from .model import EMPTY_SPLIT, Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
 from .source import RunData, Transcript
-from .transcript import thread_stats, within
+from .transcript import read_thread, window_stats
 
 __all__ = ["build_report"]
 
@@ -39,15 +45,62 @@ def _on_resume(entries: Sequence[Mapping[str, Any]], workspace: Path) -> dict[st
     return rewritten.report.as_dict()
 
 
-def _session(transcript: Transcript, workspace: Path) -> SessionReport:
-    workers = [thread_stats(sub.rsplit("/", 1)[-1], entries) for sub, entries in sorted(transcript.workers.items())]
-    return SessionReport(
+@dataclass
+class _StepPart:
+    """What one session did during one step's run: the numbers of its entries stamped inside the window."""
+
+    split: WorkSplit
+    spilled: int
+    spilled_kept_out: int
+    api_errors: int
+    # the main thread's, for the step's cache hit ratio, peak and last context
+    cache_read: int
+    context_total: int
+    context_peak: int
+    context_last: int
+    turns: int
+
+
+# A step's window onto a session: (position of the step in the manifest, started_at, ended_at).
+Window = tuple[int, float, float]
+
+
+def _session(
+    transcript: Transcript, workspace: Path, windows: Sequence[Window]
+) -> tuple[SessionReport, dict[int, _StepPart]]:
+    """The session's report, and its part in each step whose window is in ``windows`` (by step position)."""
+    main, span = read_thread("main", transcript.main)
+    main_parts = {at: window_stats(main, span, transcript.main, start, end) for at, start, end in windows}
+    workers: list[ThreadStats] = []
+    worker_parts: dict[int, list[ThreadStats]] = {at: [] for at, _, _ in windows}
+    for sub, entries in transcript.workers:  # one worker's entries at a time
+        worker, worker_span = read_thread(sub.rsplit("/", 1)[-1], entries)
+        workers.append(worker)
+        for at, start, end in windows:
+            worker_parts[at].append(window_stats(worker, worker_span, entries, start, end))
+        del entries  # before the next worker is read, not after
+    session = SessionReport(
         session_id=transcript.session_id,
         project_key=transcript.project_key,
-        main=thread_stats("main", transcript.main),
+        main=main,
         workers=workers,
         on_resume=_on_resume(transcript.main, workspace) if transcript.main else {},
     )
+    parts = {
+        at: _StepPart(
+            split=WorkSplit.of(part, worker_parts[at]),
+            spilled=part.spilled + sum(w.spilled for w in worker_parts[at]),
+            spilled_kept_out=part.spilled_kept_out + sum(w.spilled_kept_out for w in worker_parts[at]),
+            api_errors=part.api_errors + sum(w.api_errors for w in worker_parts[at]),
+            cache_read=part.cache_read_tokens,
+            context_total=part.context_total,
+            context_peak=part.context_peak,
+            context_last=part.context_last,
+            turns=len(part.turns),
+        )
+        for at, part in main_parts.items()
+    }
+    return session, parts
 
 
 def _chain(row: Mapping[str, Any]) -> list[str]:
@@ -57,11 +110,12 @@ def _chain(row: Mapping[str, Any]) -> list[str]:
     return retired + ([live] if isinstance(live, str) and live and live not in retired else [])
 
 
-def _step(row: Mapping[str, Any], transcripts: Mapping[str, Transcript]) -> StepReport:
+def _step(row: Mapping[str, Any]) -> StepReport:
+    """The manifest's numbers of a step; the transcripts' are filled in by `_fill_from_parts`."""
     attempts = _count(row.get("attempts"))
     log = [a for a in row.get("attempt_log") or [] if isinstance(a, Mapping)]
     interrupts = _count(row.get("interrupts"))
-    report = StepReport(
+    return StepReport(
         step=str(row.get("step", "")),
         run=str(row.get("run", "")),
         ok=bool(row.get("ok")),
@@ -79,34 +133,21 @@ def _step(row: Mapping[str, Any], transcripts: Mapping[str, Transcript]) -> Step
         started_at=_number(row.get("started_at")),
         ended_at=_number(row.get("ended_at")),
     )
-    _fill_from_transcripts(report, transcripts)
-    return report
 
 
-def _fill_from_transcripts(step: StepReport, transcripts: Mapping[str, Transcript]) -> None:
+def _fill_from_parts(step: StepReport, parts: Mapping[str, _StepPart]) -> None:
     """The step's share of its sessions: the entries stamped while it ran (a session can serve several steps)."""
-    if not step.started_at or not step.ended_at:
-        return
-    split = WorkSplit(0, 0, 0, 0, 0, 0, 0)
-    mains: list[ThreadStats] = []
-    for sid in step.session_ids:
-        transcript = transcripts.get(sid)
-        if transcript is None:
-            continue
-        main = thread_stats("main", within(transcript.main, step.started_at, step.ended_at))
-        workers = [
-            thread_stats(sub, within(entries, step.started_at, step.ended_at))
-            for sub, entries in transcript.workers.items()
-        ]
-        mains.append(main)
-        split = split + WorkSplit.of(main, workers)
-        step.spilled += main.spilled + sum(w.spilled for w in workers)
-        step.spilled_kept_out += main.spilled_kept_out + sum(w.spilled_kept_out for w in workers)
-        step.api_errors += main.api_errors + sum(w.api_errors for w in workers)
+    found = [parts[sid] for sid in step.session_ids if sid in parts]
+    split = EMPTY_SPLIT
+    for part in found:
+        split = split + part.split
+        step.spilled += part.spilled
+        step.spilled_kept_out += part.spilled_kept_out
+        step.api_errors += part.api_errors
     step.split = split
-    step.cache_hit_ratio = share(sum(m.cache_read_tokens for m in mains), sum(m.context_total for m in mains))
-    step.context_peak = max((m.context_peak for m in mains), default=0)
-    live = [m for m in mains if m.turns]
+    step.cache_hit_ratio = share(sum(p.cache_read for p in found), sum(p.context_total for p in found))
+    step.context_peak = max((p.context_peak for p in found), default=0)
+    live = [p for p in found if p.turns]
     step.context_last = live[-1].context_last if live else 0
 
 
@@ -131,17 +172,33 @@ def _costs(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 
 def build_report(data: RunData, workspace: Path) -> RunReport:
     notes: list[str] = []
-    sessions = [_session(t, workspace) for t in data.transcripts]
-    by_id = {s.session_id: s for s in sessions}
-    transcripts = {t.session_id: t for t in data.transcripts}
+    steps = [_step(row) for row in data.rows]
+    windows: dict[str, list[Window]] = {}  # session id -> the windows of the steps that ran in it
+    for at, step in enumerate(steps):
+        if step.started_at and step.ended_at:
+            for sid in dict.fromkeys(step.session_ids):
+                windows.setdefault(sid, []).append((at, step.started_at, step.ended_at))
 
-    steps = [_step(row, transcripts) for row in data.rows]
+    sessions: list[SessionReport] = []
+    by_id: dict[str, SessionReport] = {}
+    parts: list[dict[str, _StepPart]] = [{} for _ in steps]  # per step: session id -> its part
+    for transcript in data.transcripts:
+        session, session_parts = _session(transcript, workspace, windows.get(transcript.session_id, ()))
+        del transcript  # its entries go before the next session is read, not after
+        sessions.append(session)
+        by_id[session.session_id] = session
+        for at, part in session_parts.items():
+            parts[at][session.session_id] = part
+    for step, step_parts in zip(steps, parts, strict=True):
+        if step.started_at and step.ended_at:
+            _fill_from_parts(step, step_parts)
+
     for step in steps:
         chain = step.session_ids
         for sid in chain:
-            session = by_id.get(sid)
-            if session is not None and step.step not in session.steps:
-                session.steps.append(step.step)
+            ran = by_id.get(sid)
+            if ran is not None and step.step not in ran.steps:
+                ran.steps.append(step.step)
         for old, new in zip(chain, chain[1:]):
             if old in by_id:
                 by_id[old].handoff_to = new

@@ -4,11 +4,15 @@ manifest.json is only read (a corrupt one is reported, never moved aside as a wr
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._shared.files import read_json
+
+if TYPE_CHECKING:
+    from flower_stores import SqliteSessionStore
 
 __all__ = ["AnalyzeError", "RunData", "Transcript", "read_run", "resolve_run_dir"]
 
@@ -31,19 +35,27 @@ class AnalyzeError(Exception):
 
 @dataclass
 class Transcript:
-    """One session as stored: its main thread and its workers (``subagents/agent-<id>`` → entries)."""
+    """One session as stored: its main thread, and its workers (``subagents/agent-<id>`` → entries).
+
+    ``workers`` yields each worker's entries as it is iterated — read from the store one at a time, in key
+    order, and iterable once — so no more than one session's main thread and one of its workers are in
+    memory together.
+    """
 
     project_key: str
     session_id: str
     main: list[Entry]
-    workers: dict[str, list[Entry]] = field(default_factory=dict)
+    workers: Iterable[tuple[str, list[Entry]]] = ()
 
 
 @dataclass
 class RunData:
+    """A run dir's manifest rows (read at once: one small row per step) and its sessions (read as iterated,
+    one at a time: the store can hold gigabytes of transcripts, the report needs one session at a time)."""
+
     run_dir: Path
     rows: list[dict[str, Any]]
-    transcripts: list[Transcript]
+    transcripts: Iterable[Transcript]
     has_db: bool
     has_manifest: bool
 
@@ -78,46 +90,69 @@ def _read_manifest(path: Path) -> list[dict[str, Any]]:
     return [row for row in data or [] if isinstance(row, dict)]
 
 
-async def _read_store(db: Path) -> list[Transcript]:
-    from flower_stores import SqliteSessionStore
+def _unreadable(db: Path, exc: Exception) -> AnalyzeError:
+    from flower_stores import StoreError
 
-    out: list[Transcript] = []
-    with SqliteSessionStore(db, read_only=True) as store:
-        for project in store.projects():
-            for listed in await store.list_sessions(project):
-                sid = listed["session_id"]
-                key: Any = {"project_key": project, "session_id": sid}
-                main = store.load_sync(key) or []
-                workers: dict[str, list[Entry]] = {}
-                for sub in await store.list_subkeys(key):
-                    sub_key: Any = {**key, "subpath": sub}
-                    entries = store.load_sync(sub_key)
-                    if entries:
-                        workers[sub] = [dict(e) for e in entries]
-                out.append(Transcript(project, sid, [dict(e) for e in main], workers))
+    if isinstance(exc, StoreError):
+        return AnalyzeError(UNREADABLE, f"{exc}; analyze opens it read-only and changed nothing")
+    if isinstance(exc, sqlite3.Error):
+        return AnalyzeError(UNREADABLE, f"cannot read {db}: {exc}; analyze opens it read-only and changed nothing")
+    # a payload that is not JSON
+    return AnalyzeError(UNREADABLE, f"{db} holds an entry that is not JSON ({exc}); analyze changed nothing")
+
+
+async def _keys(store: SqliteSessionStore) -> list[tuple[str, str, list[str]]]:
+    """Every session of the store (project, session id, worker subpaths): keys only, never a payload."""
+    out: list[tuple[str, str, list[str]]] = []
+    for project in store.projects():
+        for listed in await store.list_sessions(project):
+            sid = listed["session_id"]
+            out.append((project, sid, await store.list_subkeys({"project_key": project, "session_id": sid})))
     return out
 
 
-def read_run(run_dir: Path) -> RunData:
-    """Everything analyze needs from ``run_dir`` (already resolved), or an `AnalyzeError`."""
+def _transcripts(db: Path) -> Iterator[Transcript]:
+    """The store's sessions one at a time, in key order; the store is closed when the iteration ends.
+
+    Only reading raises here, and whatever it raises becomes an `AnalyzeError` that names the file.
+    """
     import anyio
 
-    from flower_stores import StoreError
+    from flower_stores import SqliteSessionStore, StoreError
 
+    errors = (StoreError, sqlite3.Error, ValueError)
+
+    def entries(key: Any) -> list[Entry]:
+        try:
+            stored: Iterable[Entry] = store.iter_entries(key) or ()  # type: ignore[assignment]  # TypedDicts, as JSON gave them
+            return list(stored)
+        except errors as exc:
+            raise _unreadable(db, exc) from exc
+
+    def workers(key: dict[str, str], subs: list[str]) -> Iterator[tuple[str, list[Entry]]]:
+        for sub in subs:
+            loaded = entries({**key, "subpath": sub})
+            if loaded:
+                yield sub, loaded
+
+    try:
+        store = SqliteSessionStore(db, read_only=True)
+    except errors as exc:
+        raise _unreadable(db, exc) from exc
+    with store:
+        try:
+            keys = anyio.run(_keys, store)
+        except errors as exc:
+            raise _unreadable(db, exc) from exc
+        for project, sid, subs in keys:
+            key = {"project_key": project, "session_id": sid}
+            yield Transcript(project, sid, entries(key), workers(key, subs))
+
+
+def read_run(run_dir: Path) -> RunData:
+    """What analyze needs from ``run_dir`` (already resolved), or an `AnalyzeError`: the manifest is read now,
+    the sessions as `RunData.transcripts` is iterated (errors reading them are `AnalyzeError`s too)."""
     db, manifest = run_dir / "sessions.db", run_dir / "manifest.json"
     rows = _read_manifest(manifest) if manifest.is_file() else []
-    transcripts: list[Transcript] = []
-    if db.is_file():
-        try:
-            transcripts = anyio.run(_read_store, db)
-        except StoreError as exc:
-            raise AnalyzeError(UNREADABLE, f"{exc}; analyze opens it read-only and changed nothing") from exc
-        except sqlite3.Error as exc:
-            raise AnalyzeError(
-                UNREADABLE, f"cannot read {db}: {exc}; analyze opens it read-only and changed nothing"
-            ) from exc
-        except ValueError as exc:  # a payload that is not JSON
-            raise AnalyzeError(
-                UNREADABLE, f"{db} holds an entry that is not JSON ({exc}); analyze changed nothing"
-            ) from exc
+    transcripts: Iterable[Transcript] = _transcripts(db) if db.is_file() else ()
     return RunData(run_dir, rows, transcripts, db.is_file(), manifest.is_file())

@@ -1,14 +1,24 @@
-"""The terminal view of a `RunReport`: a summary line, a table of steps, a table of sessions with a sparkline
-of the main thread's context per turn. Plain text (no colour codes), so it pastes anywhere."""
+"""The terminal view of a `RunReport`: a summary, a table of steps, a table of sessions with a sparkline of the
+main thread's context per turn. Plain text (no colour codes), so it pastes anywhere.
+
+By default it fits ``DEFAULT_WIDTH`` columns: the columns that matter most stay columns, the others are said in
+words (a step's last column, a line under each session), and prose wraps. ``wide`` prints every column on one
+line per row (``STEP_HEADERS``, ``SESSION_HEADERS``; the HTML page's tables are those too)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
+from typing import TextIO
 
+from .layout import Column, grid, grid_rows, paragraph, shorten_middle, wrap
 from .model import RunReport, SessionReport, StepReport
 
 __all__ = [
+    "DEFAULT_WIDTH",
+    "SESSION_COLUMNS",
     "SESSION_HEADERS",
+    "STEP_COLUMNS",
     "STEP_HEADERS",
     "human",
     "percent",
@@ -16,6 +26,7 @@ __all__ = [
     "session_cells",
     "sparkline",
     "step_cells",
+    "table_width",
 ]
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -64,17 +75,6 @@ def sparkline(values: Sequence[int], width: int = 32) -> str:
     return "".join(_BARS[min(len(_BARS) - 1, int(v / top * (len(_BARS) - 1) + 0.5))] for v in values)
 
 
-def _grid(headers: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def step_cells(step: StepReport) -> list[str]:
     split = step.split
     sessions = " ".join(s[:8] for s in step.session_ids) or "-"
@@ -97,7 +97,7 @@ def step_cells(step: StepReport) -> list[str]:
 
 def session_cells(session: SessionReport) -> list[str]:
     main, split = session.main, session.split
-    curve = [t.context for t in main.turns]
+    curve = main.turns.contexts()
     trimmed = session.on_resume.get("chars_saved", 0)
     moved = session.on_resume.get("trimmed", 0)
     flags = []
@@ -125,7 +125,199 @@ def session_cells(session: SessionReport) -> list[str]:
     ]
 
 
-def render_table(report: RunReport) -> str:
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def step_events(step: StepReport) -> str:
+    """What the default table says in words about a step beyond its numbers: retries, resumes, handoffs, spills
+    and failed requests (why a step failed goes on a line of its own under it)."""
+    said = []
+    if step.retries:
+        said.append(_plural(step.retries, "retry", "retries"))
+    if step.resumes:
+        said.append(_plural(step.resumes, "resume"))
+    if step.handoffs:
+        said.append(_plural(step.handoffs, "handoff"))
+    if step.spilled:
+        said.append(f"{human(step.spilled_kept_out)} kept out")  # by spills: what the wide table's "kept out" says
+    if step.api_errors:
+        said.append(_plural(step.api_errors, "failed request"))
+    return ", ".join(said) or "-"
+
+
+def session_details(session: SessionReport, *, steps: bool = False) -> list[str]:
+    """The default table's line under a session, in parts: its steps (when ``steps``: too many for their column),
+    its context from first to last turn, and what the wide table's other columns say, when they say something."""
+    main, split = session.main, session.split
+    said = [f"steps {', '.join(session.steps)}"] if steps else []
+    if main.turns:
+        said.append(f"context {human(main.turns.context(0))} → {human(main.context_last)}")
+    if split.workers:
+        said.append(
+            f"{_plural(split.workers, 'worker')}: {split.worker_turns} turns / {split.worker_tool_calls} tool calls"
+            f" ({percent(split.worker_share)} of the characters)"
+        )
+    if session.spilled:
+        said.append(
+            f"spilled {session.spilled} ({human(session.spilled_kept_out)} kept out), read back {session.spill_reads}x"
+        )
+    moved = session.on_resume.get("trimmed", 0)
+    if moved:
+        said.append(f"a resume would trim {moved} ({human(session.on_resume.get('chars_saved', 0))} chars)")
+    resumes = sum(1 for m in main.marks if m.kind == "resume")
+    if resumes:
+        said.append(_plural(resumes, "resume"))
+    if main.api_errors:
+        said.append(_plural(main.api_errors, "failed request"))
+    if session.handoff_from:
+        said.append(f"from {session.handoff_from[:8]}")
+    if session.handoff_to:
+        said.append(f"→ {session.handoff_to[:8]}")
+    return said
+
+
+# The default table: what matters per step and per session in columns, the rest in words (`step_events`,
+# `session_details`), so that it fits DEFAULT_WIDTH; `--wide` prints every column (STEP_HEADERS, SESSION_HEADERS).
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 60  # narrower terminals get this, and wrap the lines themselves
+SPARK_WIDTH = 32
+_STEPS_LISTED = 24  # a session's steps longer than this are listed under it, the column says how many
+STEP_COLUMNS = (
+    Column("step", limit=24),
+    Column("ok"),
+    Column("turns", right=True),
+    Column("worker %", right=True),
+    Column("peak ctx", right=True),
+    Column("cache hit", right=True),
+    Column("cost", right=True),
+    Column("events", flex=True, limit=12, sep=", "),
+)
+SESSION_COLUMNS = (
+    Column("session"),
+    Column("steps", limit=_STEPS_LISTED, sep=", "),
+    Column("turns", right=True),
+    Column("context per turn"),
+    Column("peak ctx", right=True),
+    Column("cache hit", right=True),
+    Column("cost", right=True),
+)
+_DETAIL_INDENT = " " * 10  # under the steps column (a session id is 8 characters)
+
+
+def _compact_steps(report: RunReport, width: int) -> list[str]:
+    rows = []
+    for step in report.steps:
+        split = step.split
+        rows.append(
+            [
+                step.step or "?",
+                "ok" if step.ok else "FAIL",
+                f"{split.main_turns}/{split.worker_turns}",
+                percent(split.worker_share),
+                human(step.context_peak or step.context),
+                percent(step.cache_hit_ratio),
+                f"${step.cost_usd:.4f}",
+                step_events(step),
+            ]
+        )
+    head, lines = grid_rows(STEP_COLUMNS, rows, width)
+    out = head
+    for step, row in zip(report.steps, lines, strict=True):
+        out += row
+        if not step.ok and step.error:  # what a reader must read whole: on its own lines, the table's width
+            out += wrap("error: " + " ".join(step.error.split()), width, first="  ", indent="  ")
+    return out
+
+
+def _compact_sessions(report: RunReport, width: int) -> list[str]:
+    # Below DEFAULT_WIDTH the sparkline gives up columns first (down to 8 turns' worth).
+    spark = max(8, SPARK_WIDTH - max(DEFAULT_WIDTH - width, 0))
+    out: list[str] = []
+    body: list[list[str]] = []
+    listed: list[bool] = []  # whether the steps column holds the session's steps (else they go under it)
+    for session in report.sessions:
+        main = session.main
+        steps = ", ".join(session.steps) or "-"
+        listed.append(len(steps) <= _STEPS_LISTED)
+        body.append(
+            [
+                session.session_id[:8],
+                steps if listed[-1] else f"{len(session.steps)} steps",
+                str(len(main.turns)),
+                sparkline(main.turns.contexts(), spark),
+                human(main.context_peak),
+                percent(main.cache_hit_ratio),
+                f"${session.cost_usd:.4f}",
+            ]
+        )
+    head, rows = grid_rows(SESSION_COLUMNS, body, width)
+    out += head
+    for session, lines, in_column in zip(report.sessions, rows, listed, strict=True):
+        out += lines
+        details = session_details(session, steps=not in_column)
+        if details:
+            out += paragraph(details, width, first=_DETAIL_INDENT, indent=_DETAIL_INDENT)
+    return out
+
+
+def _summary(report: RunReport) -> list[str]:
+    """The run's totals, in parts (the default table wraps between them): what it cost and how the context
+    went first; spills only when there were some."""
+    totals = report.totals()
+    parts = [
+        f"{totals['steps']} step(s), {totals['sessions']} session(s)",
+        f"cost ${totals['cost_usd']:.4f}",
+        f"cache hit {percent(totals['cache_hit_ratio'])}",
+        f"peak context {human(totals['context_peak'])}",
+        f"main {totals['main_turns']} turns / {totals['main_tool_calls']} tool calls",
+        f"workers {totals['worker_turns']} turns / {totals['worker_tool_calls']} tool calls"
+        f" ({percent(totals['worker_share'])} of the characters)",
+    ]
+    if totals["spilled"]:
+        parts.append(
+            f"spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} chars kept out,"
+            f" read back {totals['spill_reads']}x)"
+        )
+    parts.append(f"retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']}")
+    return parts
+
+
+_COMPACT_STEPS_TITLE = "steps (turns: main/workers; worker % = share of the characters of work done in workers)"
+_STEPS_TITLE = "steps (turns/tool calls; worker % = share of the characters of work done in workers)"
+_SESSIONS_TITLE = "sessions (main-thread context per turn = input + cache read + cache creation tokens)"
+
+
+def table_width(stream: TextIO) -> int:
+    """The width to render for ``stream``: DEFAULT_WIDTH, or a terminal's own width when it is narrower."""
+    try:
+        if stream.isatty():
+            return max(min(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, DEFAULT_WIDTH), MIN_WIDTH)
+    except (OSError, ValueError):  # a closed or odd stream: the default
+        pass
+    return DEFAULT_WIDTH
+
+
+def render_table(report: RunReport, *, wide: bool = False, width: int = DEFAULT_WIDTH) -> str:
+    """The report as plain text: by default in ``width`` columns (prose wrapped, long paths shortened in the
+    middle, the less important columns said in words under or beside each row); ``wide``: every column, one
+    line per row, however long."""
+    if wide:
+        return _render_wide(report)
+    title = "flower analyze · "
+    out = [title + shorten_middle(report.run_dir, width - len(title)), *paragraph(_summary(report), width)]
+    if report.steps:
+        out += ["", *wrap(_COMPACT_STEPS_TITLE, width)]
+        out += _compact_steps(report, width)
+    if report.sessions:
+        out += ["", *wrap(_SESSIONS_TITLE, width)]
+        out += _compact_sessions(report, width)
+    for note in report.notes:
+        out += paragraph([note], width, first="note: ", indent="      ")
+    return "\n".join(out) + "\n"
+
+
+def _render_wide(report: RunReport) -> str:
     totals = report.totals()
     out = [
         f"flower analyze · {report.run_dir}",
@@ -138,18 +330,14 @@ def render_table(report: RunReport) -> str:
         ),
     ]
     if report.steps:
-        out += ["", "steps (turns/tool calls; worker % = share of the characters of work done in workers)"]
-        out += _grid(
-            STEP_HEADERS,
-            [step_cells(s) for s in report.steps],
-            frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
-        )
+        out += ["", _STEPS_TITLE]
+        out += grid(_columns(STEP_HEADERS, {3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), [step_cells(s) for s in report.steps])
     if report.sessions:
-        out += ["", "sessions (main-thread context per turn = input + cache read + cache creation tokens)"]
-        out += _grid(
-            SESSION_HEADERS,
-            [session_cells(s) for s in report.sessions],
-            frozenset({2, 5, 7, 10, 11, 12}),
-        )
+        out += ["", _SESSIONS_TITLE]
+        out += grid(_columns(SESSION_HEADERS, {2, 5, 7, 10, 11, 12}), [session_cells(s) for s in report.sessions])
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out) + "\n"
+
+
+def _columns(headers: Sequence[str], right: set[int]) -> list[Column]:
+    return [Column(h, right=i in right) for i, h in enumerate(headers)]

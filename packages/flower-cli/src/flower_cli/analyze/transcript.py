@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from string import Formatter
-from typing import Any
+from typing import Any, TypeGuard
 
-from .model import Mark, ThreadStats, Turn
+from .model import Mark, ThreadStats
 
-__all__ = ["entry_time", "thread_stats", "trim_pointers", "within"]
+__all__ = ["Span", "entry_time", "read_thread", "thread_stats", "trim_pointers", "window_stats", "within"]
 
 _NOTIFICATION = "<task-notification>"
 _SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
@@ -37,17 +38,28 @@ def entry_time(entry: Mapping[str, Any]) -> float | None:
         return None
 
 
+# The walk below runs over every entry of every session, so it tests ``type(x) is dict`` first (what JSON gives)
+# and falls back to the slower ABC check for other mappings.
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if type(value) is int and value > 0 else 0  # not bool, not negative
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _str(value: Any) -> str:
+    return value if type(value) is str else str(value)
+
+
+def _blocks(message: Mapping[str, Any]) -> Sequence[Any]:
+    """The message's content blocks (a string is one text block); the caller skips the ones that are no mapping."""
     content = message.get("content")
+    if type(content) is list:
+        return content
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, Mapping)]
-    return []
+        return ({"type": "text", "text": content},)
+    return content if isinstance(content, list) else ()
 
 
 def _result_text(block: Mapping[str, Any]) -> str:
@@ -59,36 +71,43 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return ""
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+# Built once: json.dumps with options builds a new encoder per call, which costs more than encoding a small input.
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _trim_pattern() -> re.Pattern[str]:
-    """A regex for flower_stores' trim pointer, built from its own ``TrimPolicy.text`` (one owner of the format)."""
+def _trim_pattern() -> tuple[str, re.Pattern[str]]:
+    """A regex for flower_stores' trim pointer, built from its own ``TrimPolicy.text`` (one owner of the format),
+    and the literal it starts with: a plain substring test rules out most results faster than the regex."""
     from flower_stores import TrimPolicy
 
     pattern = ""
+    lead: str | None = None
     for literal, field_name, _spec, _conversion in Formatter().parse(TrimPolicy().text):
+        if lead is None:
+            lead = literal
         pattern += re.escape(literal)
         if field_name == "chars":
             pattern += r"(?P<chars>\d[\d,]*)"
         elif field_name is not None:
             pattern += r".+?"
-    return re.compile(pattern)
+    return lead or "", re.compile(pattern)
 
 
-_TRIM: list[re.Pattern[str]] = []
+_TRIM: list[tuple[str, re.Pattern[str]]] = []
 
 
 def trim_pointers(text: str) -> list[int]:
     """The original sizes of the results that trim pointers (flower_stores' ``TrimPolicy.text``) stand for."""
     if not _TRIM:
         _TRIM.append(_trim_pattern())
-    return [int(m.group("chars").replace(",", "")) for m in _TRIM[0].finditer(text)]
+    lead, pattern = _TRIM[0]
+    if lead not in text:
+        return []
+    return [int(m.group("chars").replace(",", "")) for m in pattern.finditer(text)]
 
 
 class _Reader:
-    """Walks one transcript in order; `thread_stats` is its only user."""
+    """Walks one transcript in order; `read_thread` is its only user."""
 
     def __init__(self, name: str) -> None:
         from flower_workbench import spill_pointers
@@ -97,7 +116,7 @@ class _Reader:
         self.stats = ThreadStats(name=name)
         self._turns: dict[str, int] = {}  # message id -> position in stats.turns
 
-    def assistant(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    def assistant(self, entry: Mapping[str, Any], message: Mapping[str, Any], stamp: float | None) -> None:
         stats = self.stats
         if entry.get("isApiErrorMessage"):
             stats.api_errors += 1
@@ -105,45 +124,43 @@ class _Reader:
             return
         if message.get("model") == "<synthetic>":
             return  # written by the harness ("No response requested."), not a model call
-        blocks = _blocks(message)
-        calls = sum(1 for b in blocks if b.get("type") == "tool_use")
-        for block in blocks:
+        calls = chars = 0
+        for block in _blocks(message):
+            if type(block) is not dict and not _is_map(block):
+                continue
             kind = block.get("type")
-            if kind == "text":
-                stats.chars += len(str(block.get("text", "")))
-            elif kind == "tool_use":
+            if kind == "tool_use":
+                calls += 1
                 called = _compact(block.get("input", {}))
-                stats.chars += len(called)
-                for name in set(_SPILL_NAME.findall(called)):
-                    stats.files_named[name] = stats.files_named.get(name, 0) + 1
+                chars += len(called)
+                if ".txt" in called:
+                    for name in set(_SPILL_NAME.findall(called)):
+                        stats.files_named[name] = stats.files_named.get(name, 0) + 1
+            elif kind == "text":
+                chars += len(_str(block.get("text", "")))
             elif kind == "thinking":
-                stats.chars += len(str(block.get("thinking", "")))
+                chars += len(_str(block.get("thinking", "")))
+        stats.chars += chars
         stats.tool_calls += calls
-        raw_usage = message.get("usage")
-        usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
-        key = str(message.get("id") or entry.get("uuid") or f"#{len(stats.turns)}")
+        usage = message.get("usage")
+        if type(usage) is not dict and not _is_map(usage):
+            usage = {}
+        get = usage.get
+        numbers = (
+            _int(get("input_tokens")),
+            _int(get("cache_read_input_tokens")),
+            _int(get("cache_creation_input_tokens")),
+            _int(get("output_tokens")),
+        )
+        turns = stats.turns
+        key = str(message.get("id") or entry.get("uuid") or f"#{len(turns)}")
         at = self._turns.get(key)
         if at is None:
-            self._turns[key] = len(stats.turns)
-            stats.turns.append(self._turn(len(stats.turns) + 1, key, entry, usage, calls))
+            self._turns[key] = len(turns)
+            turns.append(*numbers, calls, stamp)
         else:  # another content block of the same reply: same usage (the last one written wins), more calls
-            old = stats.turns[at]
-            stats.turns[at] = self._turn(old.index, key, entry, usage, old.tool_calls + calls, old.timestamp)
-
-    @staticmethod
-    def _turn(
-        index: int, key: str, entry: Mapping[str, Any], usage: Mapping[str, Any], calls: int, stamp: float | None = None
-    ) -> Turn:
-        return Turn(
-            index=index,
-            message_id=key,
-            timestamp=stamp if stamp is not None else entry_time(entry),
-            input_tokens=_int(usage.get("input_tokens")),
-            cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
-            cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
-            output_tokens=_int(usage.get("output_tokens")),
-            tool_calls=calls,
-        )
+            turns.input[at], turns.cache_read[at], turns.cache_creation[at], turns.output[at] = numbers
+            turns.tool_calls[at] += calls
 
     def user(self, entry: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         if entry.get("isMeta"):
@@ -151,15 +168,17 @@ class _Reader:
         stats = self.stats
         prompt = False
         for block in _blocks(message):
+            if type(block) is not dict and not _is_map(block):
+                continue
             kind = block.get("type")
             if kind == "tool_result":
                 text = _result_text(block)
                 stats.chars += len(text)
                 # What a pointer keeps out: the output's full size less what the model still reads instead.
                 pointers = self.spill_pointers(text)
-                spilled = [size for size, _path in pointers]
-                stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)
-                if spilled:
+                if pointers:
+                    spilled = [size for size, _path in pointers]
+                    stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)
                     stats.spilled += len(spilled)
                     stats.spilled_chars += sum(spilled)
                     stats.spilled_kept_out += max(sum(spilled) - len(text), 0)
@@ -168,7 +187,7 @@ class _Reader:
                     stats.trimmed += len(trimmed)
                     stats.trimmed_kept_out += max(sum(trimmed) - len(text), 0)
             elif kind == "text":
-                text = str(block.get("text", ""))
+                text = _str(block.get("text", ""))
                 if text.lstrip().startswith(_NOTIFICATION):
                     stats.notifications += 1
                     stats.chars += len(text)  # a worker's report enters this thread's context like a tool result
@@ -183,24 +202,65 @@ class _Reader:
 
 def _first_text(message: Mapping[str, Any]) -> str:
     for block in _blocks(message):
-        if block.get("type") == "text":
+        if _is_map(block) and block.get("type") == "text":
             return " ".join(str(block.get("text", "")).split())
     return ""
 
 
-def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:
-    """The numbers of one transcript (main thread or worker), its entries in stored order."""
+@dataclass(frozen=True, slots=True)
+class Span:
+    """When a thread's counted entries (the ones `thread_stats` reads) were written: the earliest and latest
+    stamps, and whether any had none."""
+
+    first: float | None
+    last: float | None
+    unstamped: bool
+
+    def inside(self, start: float, end: float) -> bool:
+        """Whether every counted entry is stamped inside ``[start, end]``."""
+        if self.unstamped:
+            return False
+        return self.first is None or (self.last is not None and start <= self.first and self.last <= end)
+
+
+def read_thread(name: str, entries: Iterable[Mapping[str, Any]]) -> tuple[ThreadStats, Span]:
+    """`thread_stats`, and the `Span` of the entries it read (so a step's window can often reuse the numbers)."""
     reader = _Reader(name)
+    assistant, user, parse = reader.assistant, reader.user, datetime.fromisoformat
+    first: float | None = None
+    last: float | None = None
+    unstamped = False
+    # This loop runs over every entry of a run: `entry_time` is inlined and the span kept in locals.
     for entry in entries:
         message = entry.get("message")
-        if not isinstance(message, Mapping):
-            continue
         kind = entry.get("type")
+        if not (kind == "assistant" or kind == "user") or (type(message) is not dict and not _is_map(message)):
+            continue
+        stamp = entry.get("timestamp")
+        at: float | None = None
+        if isinstance(stamp, str):
+            try:
+                at = parse(stamp).timestamp()
+            except ValueError:
+                pass
+        if at is None:
+            unstamped = True
+        elif first is None or last is None:
+            first = last = at
+        elif at < first:
+            first = at
+        elif at > last:
+            last = at
         if kind == "assistant":
-            reader.assistant(entry, message)
-        elif kind == "user":
-            reader.user(entry, message)
-    return reader.stats
+            assistant(entry, message, at)
+        else:
+            user(entry, message)
+    return reader.stats, Span(first, last, unstamped)
+
+
+def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:
+    """The numbers of one transcript (main thread or worker), its entries in stored order."""
+    return read_thread(name, entries)[0]
 
 
 def within(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> list[Mapping[str, Any]]:
@@ -211,3 +271,14 @@ def within(entries: Sequence[Mapping[str, Any]], start: float, end: float) -> li
         if stamp is not None and start <= stamp <= end:
             out.append(entry)
     return out
+
+
+def window_stats(
+    whole: ThreadStats, span: Span, entries: Sequence[Mapping[str, Any]], start: float, end: float
+) -> ThreadStats:
+    """``thread_stats`` of the entries `within` ``[start, end]``, given ``read_thread(entries)`` = (whole, span).
+
+    When every entry the numbers come from is stamped inside the window — a session run by one step, the
+    usual case — the numbers are ``whole``'s, and the transcript is not walked again.
+    """
+    return whole if span.inside(start, end) else thread_stats(whole.name, within(entries, start, end))

@@ -271,11 +271,14 @@ def analyze(
         Path | None,
         typer.Option("--html", help="Also write one self-contained HTML page with the charts to this file."),
     ] = None,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Every column, one line per row (the default fits 100 columns).")
+    ] = False,
 ) -> None:
     """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
     from .commands.analyze import run_analyze
 
-    run_analyze(ctx.obj, run_dir, html)
+    run_analyze(ctx.obj, run_dir, html, wide=wide)
 
 
 @sessions_app.callback(invoke_without_command=True)

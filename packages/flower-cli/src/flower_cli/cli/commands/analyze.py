@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,9 +14,9 @@ if TYPE_CHECKING:
 __all__ = ["run_analyze"]
 
 
-def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) -> None:
+def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False) -> None:
     from ..._shared.files import atomic_write_text
-    from ...analyze import AnalyzeError, analyze_run, render_html, render_table
+    from ...analyze import AnalyzeError, analyze_run, render_html, render_table, table_width, write_json
 
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
     if opts.store:
@@ -46,6 +45,6 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None) ->
             raise Exit(ExitCode.NOT_DONE, f"cannot write {html}: {exc.strerror or exc}") from None
         sys.stderr.write(f"wrote {html}\n")
     if opts.json:
-        sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+        write_json(report, sys.stdout)
     elif html is None:
-        sys.stdout.write(render_table(report))
+        sys.stdout.write(render_table(report, wide=wide, width=table_width(sys.stdout)))
