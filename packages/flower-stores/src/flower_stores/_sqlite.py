@@ -88,7 +88,8 @@ def _uid_key(uid: str) -> str | bytes:
 
 
 class SqliteSessionStore:
-    """A `claude_agent_sdk.SessionStore` on one SQLite file (the seed's ``sessions.db`` schema).
+    """A `claude_agent_sdk.SessionStore` on one SQLite file (the ``sessions.db`` schema of the original flower, so
+    its files open here too: docs/compatibility.md).
 
     Implements the whole protocol (``append``, ``load``, ``list_sessions``, ``list_session_summaries``,
     ``delete``, ``list_subkeys``) plus the synchronous helpers flower itself uses: ``projects()``,
@@ -242,7 +243,8 @@ class SqliteSessionStore:
         """Epoch ms, strictly greater than this key's stored mtime and this instance's previous stamp.
 
         Taking the stored value into account makes mtime strictly increasing per key across *processes* too
-        (the read happens under the write lock), not only within one instance as in the original.
+        (the read happens under the write lock), not only within one instance: every append, by any process,
+        stamps the key later than the append before it.
         """
         now = int(time.time() * 1000)
         with self._lock:
