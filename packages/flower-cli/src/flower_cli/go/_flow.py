@@ -12,7 +12,7 @@ Three steps, named as they appear in ``manifest.json`` and ``lineage.json``:
   continues with the judge's gaps (``work#round2`` …, ``rounds`` in all); unreachable → the person is asked
   to accept, change the goal, or overrule the judge; nobody answering stops the run with the reason.
 
-The parsers (`Brief`, `Goal`, `Verdict`) read English and the original's Chinese headings.
+The parsers (`Brief`, `Goal`, `Verdict`) read English and Chinese headings (see docs/compatibility.md).
 """
 
 from __future__ import annotations

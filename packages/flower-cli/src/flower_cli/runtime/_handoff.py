@@ -9,8 +9,8 @@ Window precedence: an explicit value (``--window``) > ``FLOWER_WINDOW`` > the ca
 context seen in a real overflow for this endpoint and model) > a guess from the model name. The guess is
 200,000 unless the name asks for the 1M context (a standalone ``1m`` / ``[1m]``): 200k is the standard window
 of every current Claude model, and the 1M window is an opt-in that Claude Code selects with that suffix. A
-guess that is too large is the expensive mistake (the request overflows and the handoff degrades); the
-original's default of 1M made it on every gateway.
+guess that is too large is the expensive mistake (the request overflows and the handoff degrades); a default
+of 1M would make it on every gateway (docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -354,8 +354,8 @@ class Handoff:
 
     @classmethod
     def parse(cls, text: str) -> Handoff:
-        """The five parts from a model's answer (English or the original's Chinese headings). Code blocks
-        are kept as text: a handoff's scene often quotes a command."""
+        """The five parts from a model's answer (English or Chinese headings, see `_ALIASES` and
+        docs/compatibility.md). Code blocks are kept as text: a handoff's scene often quotes a command."""
         found = split_sections(text, _TABLE, fences="keep")
         doing = found.get("doing")
         return cls(

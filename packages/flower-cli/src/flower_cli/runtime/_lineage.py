@@ -15,9 +15,9 @@ class Lineage:
     """``{"workspace": <abs path>, "woke": N, "steps": {step name: session id}}``.
 
     Every change re-reads the file under a lock and updates only what it changes, so parallel runs in one
-    run dir add their steps instead of clobbering each other's (an original bug). A file recorded for a
-    different workspace path means "no lineage": the SDK's project key is derived from the path, so those
-    sessions cannot be found from here; ``note`` explains it (shown under ``-v``).
+    run dir add their steps instead of clobbering each other's (as rewriting the whole file would). A file
+    recorded for a different workspace path means "no lineage": the SDK's project key is derived from the
+    path, so those sessions cannot be found from here; ``note`` explains it (shown under ``-v``).
     """
 
     def __init__(self, path: Path, workspace: Path) -> None:

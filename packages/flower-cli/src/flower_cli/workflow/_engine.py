@@ -206,7 +206,7 @@ class Workflow:
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
         # Per-run state is rebuilt on every run: a reused ctx must not resume sessions or report failures
-        # of an earlier run (the original kept both).
+        # of an earlier run.
         sessions: dict[str, str] = {}
         ctx["_sessions"] = sessions
         results: dict[str, StepResult] = {}
@@ -244,7 +244,7 @@ class Workflow:
                 ctx["_failed_at"] = step.name
                 break
             elif step.on_fail == "skip":
-                ctx[step.name] = ""  # later prompts can still read ctx[name] (the original raised KeyError)
+                ctx[step.name] = ""  # later prompts can still read ctx[name], with no KeyError
             else:
                 ctx[step.name] = result.text
         return ctx
