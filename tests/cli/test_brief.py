@@ -1,4 +1,5 @@
-"""The brief parser on English and Chinese texts, the original's heading forms, and the O6 traps."""
+"""The brief parser on English and Chinese texts, the heading forms the original flower wrote, and lines that
+merely start with a heading word."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from flower_cli import Brief
 from flower_cli.go._brief import FORMAT, RUNNING_LABEL, WAKE_LABEL
 
-# What the original's clarifier typically answered (its own format: "## 目标" … "## 未知与假设").
+# A clarifier's answer in the original flower's Chinese format ("## 目标" … "## 未知与假设"), which must still parse.
 CHINESE_BRIEF = """好的,需求已经问清楚了,确认书如下。
 
 ## 目标
@@ -125,7 +126,7 @@ def test_a_body_on_the_heading_line(line: str, body: str) -> None:
     ],
 )
 def test_a_line_that_merely_starts_with_a_heading_word_is_text(trap: str) -> None:
-    # O6: the original cut the section here and lost everything after it.
+    # Taken for a heading, this line would cut the section here and lose everything after it.
     text = f"## 目标\n做一个 X\n{trap}\n还要 Z\n\n## 验收标准\n能跑"
     brief = Brief.parse(text)
     assert brief.goal == f"做一个 X\n{trap}\n还要 Z"

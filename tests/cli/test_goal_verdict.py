@@ -1,4 +1,5 @@
-"""The goal and verdict parsers: English and the original's Chinese, unverifiable checks, and the O7 traps."""
+"""The goal and verdict parsers: English and Chinese (docs/compatibility.md), unverifiable checks, and the
+substring traps of the verdict words."""
 
 from __future__ import annotations
 
@@ -130,7 +131,7 @@ def test_an_english_verdict_in_the_asked_format() -> None:
 @pytest.mark.parametrize(
     ("text", "state"),
     [
-        # O7: the original found "no" before "达成" and "failed"-ish words by substring.
+        # Substring traps: the "no" of "no blockers", the "failed" of "nothing failed" must not decide.
         ("**Verdict**: achieved, nothing failed", "achieved"),
         ("**结论**:达成(no blockers)", "achieved"),
         ("## Verdict\nNo blockers left; achieved.", "achieved"),

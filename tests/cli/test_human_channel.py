@@ -103,7 +103,7 @@ async def test_settled_or_unknown_questions_cannot_be_answered() -> None:
 
 
 async def test_quota_counts_only_real_questions(tmp_path: Path) -> None:
-    # O8: empty and over-quota questions used to count, and questions and mail shared one counter.
+    # Empty and over-quota questions do not use up the quota, and questions and mail are numbered apart.
     events: list[Event] = []
     channel = HumanChannel(on_event=events.append, max_asks=1, timeout_s=0, log_path=tmp_path / "log.md")
     assert channel.remaining == 1
@@ -133,7 +133,7 @@ async def test_no_questions_at_all_and_no_cap() -> None:
 
 
 async def test_timeout_zero_falls_through_with_the_question_text() -> None:
-    # O2: the event of a question that fell through carries its text, so a UI can show what was skipped.
+    # The event of a question that fell through carries its text, so a UI can show what was skipped.
     events: list[Event] = []
     channel = HumanChannel(on_event=events.append, timeout_s=0)
     started = time.monotonic()
@@ -217,7 +217,7 @@ async def test_a_broken_ui_does_not_break_the_question() -> None:
 
 
 def test_mail_is_amended_logged_when_queued_and_when_delivered(tmp_path: Path) -> None:
-    # O9: the original logged mail only on delivery; mail never picked up was missing from the record.
+    # Mail is logged when it is queued too: mail the run never picks up must still be in the record.
     brief = tmp_path / "notes" / "brief.md"
     log = tmp_path / "notes" / "qa-log.md"
     Brief(goal="g", acceptance="a", boundaries="b", unknowns="u").write(brief)

@@ -56,7 +56,7 @@ def test_once_answers_on_stdout_and_records_the_step(claude_env: ScriptedServer,
             "select count(*) from entries where store_key like ?", (f"%/{row['session_id']}",)
         ).fetchone()[0]
     assert stored > 0
-    # the status line carries the real cumulative cost, not the original's $0.00
+    # the status line carries the real cumulative cost, not a fresh renderer's $0.00
     assert "cost $0.00 " not in done.stderr.replace("cost $0.00 ·", "")
 
 

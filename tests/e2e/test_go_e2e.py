@@ -505,7 +505,7 @@ def test_a_line_typed_at_the_terminal_is_mail_for_the_coordinator_and_a_question
     term.type("ALSO-WRITE-DOCS please\n")
     mark = term.wait_for("ALSO-WRITE-DOCS")
     term.wait_for("got it", after=0)
-    term.type("？WHAT-IS-IT-DOING now\n")  # the full-width question mark the original turned into mail
+    term.type("？WHAT-IS-IT-DOING now\n")  # the full-width question mark a CJK keyboard types: an aside, not mail
     term.wait_for("TERM-ASIDE-ANSWER", after=mark)
     term_ready.set()
     code, out = term.finish()

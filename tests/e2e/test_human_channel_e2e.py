@@ -127,6 +127,6 @@ async def test_timeout_zero_falls_through_at_once(claude_env: ScriptedServer, wo
     assert reply == TIMEOUT_TEXT and "record the assumption" in reply
     asks = [e for e in events if e.kind == "ask"]
     assert [e.payload["state"] for e in asks] == ["timeout"]
-    assert asks[0].text == QUESTION  # the original's timeout event had no question text
+    assert asks[0].text == QUESTION  # the timeout event carries the question's text
     assert "**A** [timeout]" in log.read_text(encoding="utf-8")
     assert time.monotonic() - started < 120  # no wait: the whole run is the two scripted turns

@@ -60,7 +60,7 @@ BINARY_TEXTS = [
     ("API Error: Can't reach the API server (ENOTFOUND api.anthropic.com)", "transient"),
 ]
 
-# The anchors' API error table (§0a) and the original's vocabulary, as text.
+# Error texts as the Messages API, the SDK and the network stack write them, and the kind each must get.
 ANCHOR_TEXTS = [
     (
         "invalid_request_error: messages.3: `tool_use` ids were found without `tool_result` blocks immediately after",
@@ -111,7 +111,7 @@ TRAPS = [
     ("Build finished: 404 files compiled", "unknown"),
     ("File /tmp/out-400.log is empty", "unknown"),
     ("line 401 of handler.py", "unknown"),
-    # Words that made the original stop for nothing.
+    # Words a text-only classifier takes for fatal: here they stop nothing.
     ("bash: ./deploy.sh: Permission denied", "unknown"),
     ("the token budget for this section is large", "unknown"),
     ("", "unknown"),

@@ -1,5 +1,5 @@
-"""The policy: the seed's defaults, the jittered backoff and its bounds, server hints, the probe schedule, the
-wait after an outage, the resume prompt."""
+"""The policy: its defaults (the original flower's), the jittered backoff and its bounds, server hints, the probe
+schedule, the wait after an outage, the resume prompt."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from flower_resilience import RESUME_PROMPT, Resilience, human_wait
 
 
 def test_defaults_are_the_seeds() -> None:
+    """The defaults are the original flower's (docs/compatibility.md), plus the fast first probes."""
     policy = Resilience()
     assert (policy.enabled, policy.max_attempts, policy.base_delay, policy.max_delay) == (True, 6, 4.0, 120.0)
     assert (policy.probe_timeout, policy.probe_interval, policy.max_offline_wait, policy.retry_unknown) == (
@@ -41,7 +42,7 @@ def test_the_default_resume_prompt_names_nothing_an_sdk_app_may_not_have() -> No
 
 
 def test_the_new_fields_leave_old_constructions_as_they_were() -> None:
-    # Positional order of the original fields is unchanged (the new ones are keyword-only) ...
+    # The first nine fields keep their positional order (the newer ones are keyword-only) ...
     positional = Resilience(True, 3, 1.0, 10.0, 2.0, 0.2, 30.0, False, "go on")
     assert (positional.max_attempts, positional.probe_interval, positional.resume_prompt) == (3, 0.2, "go on")
     # ... and a probe_interval set below the fast start still means "probe every probe_interval".

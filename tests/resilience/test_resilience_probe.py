@@ -175,8 +175,7 @@ async def test_wait_online_gives_up_after_max_offline_wait_with_a_final_probe_at
 
 
 async def test_zero_max_offline_wait_still_probes_once() -> None:
-    # The original returned False at once without probing, so a policy of "don't wait" also meant
-    # "assume the network is down".
+    # No waiting still means one look: a policy of "don't wait" must not mean "assume the network is down".
     clock, lines = FakeTime(), []
     with listening() as target:
         assert await wait_online(clock.policy(max_offline_wait=0), lines.append, target=target)

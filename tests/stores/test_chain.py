@@ -95,8 +95,8 @@ def test_heal_inserts_one_answer_right_after_the_call_and_repoints_every_child()
     assert by[child_2["uuid"]]["parentUuid"] == heal["uuid"]  # ALL children, not only the first
     assert out[-1]["leafUuid"] == heal["uuid"]
     assert chain_ok(out)
-    assert t.entries == before  # the original mutated its input
-    assert heal_orphans(t.entries, "[cut off]") == out  # and used a random uuid on every load
+    assert t.entries == before  # the input is never mutated
+    assert heal_orphans(t.entries, "[cut off]") == out  # and the heal's uuid is the same on every load
 
 
 def test_one_heal_per_message_even_when_the_calls_are_split_across_entries() -> None:

@@ -1,4 +1,5 @@
-"""is_ephemeral on named cases: the glances a coordinator needs, and every hole the original had."""
+"""is_ephemeral on named cases: the glances a coordinator needs, and the holes and false blocks a looser
+predicate has (the original flower's are listed in docs/compatibility.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ GLANCES = [
     "git branch",
     "git branch -a",
     "git branch -vv",
-    "git branch --merged",  # a false block in the original
+    "git branch --merged",  # a listing option, not the -d/-m of a delete or a rename
     "git branch --merged main",
     "git branch --list 'feat/*'",
     "git branch --show-current",
@@ -54,13 +55,13 @@ GLANCES = [
     "tail -20 log.txt",
     "wc -l *.py",
     "grep -rn 'TODO' src",
-    "grep 'a > b' file",  # a quoted ">" is text, not a redirection (false block in the original)
+    "grep 'a > b' file",  # a quoted ">" is text, not a redirection
     'grep "x & y" file',
     "grep -c '|' file",
-    "find . -name '*.py' -newer setup.cfg",  # -newer is a test (false block in the original)
+    "find . -name '*.py' -newer setup.cfg",  # -newer is a test, not an action
     "find . -type f -print0",
     "find src -maxdepth 2 -ls",
-    "sed -n '1,20p' file-index",  # "-index" is a file name, not "-i" (false block in the original)
+    "sed -n '1,20p' file-index",  # "-index" is a file name, not "-i"
     "sed -n '/start/,/end/p' notes.md",
     "sed 's/foo/bar/g' file",
     "sed -e 's/a/b/' -e '5q' file",
@@ -120,7 +121,7 @@ GLANCES = [
 ]
 
 NOT_GLANCES = [
-    # --- holes in the original ---
+    # --- writes, network calls, programs run and commands that never return: a looser check lets them through ---
     "ls\nrm -rf x",  # newline is a separator
     "ls\n rm x",
     "env rm -rf x",  # env runs its argument

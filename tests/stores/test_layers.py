@@ -128,6 +128,7 @@ async def test_pruning_store_runs_every_layer_in_order(tmp_path: Path) -> None:
 
 
 async def test_defaults_follow_the_seed(tmp_path: Path) -> None:
+    """The default policies are the original flower's (docs/compatibility.md); no TrimPolicy means no trimming."""
     t = _session()
     inner = InMemorySessionStore()
     await inner.append(KEY, t.entries)
@@ -153,7 +154,7 @@ async def test_last_report_is_reset_when_a_load_finds_nothing(tmp_path: Path) ->
     await store.load(KEY)
     assert store.last_report
     assert await store.load({"project_key": "-ws", "session_id": "missing"}) is None
-    assert store.last_report == LoadReport()  # the original kept the previous load's report
+    assert store.last_report == LoadReport()  # not the previous load's report
 
 
 async def test_subagent_transcripts_are_rewritten_too(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""expire, trim and prune as pure functions: what they change, what they never touch, and the original's bugs."""
+"""expire, trim and prune as pure functions: what they change, what they never touch, and the mistakes listed
+in docs/compatibility.md that they must not make."""
 
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ def test_trim_with_an_absolute_spill_dir(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere" / "spill"
     out, _ = trim(
         t.entries, TrimPolicy(keep_recent=0, spill_dirname=str(outside)), tmp_path / "ws"
-    )  # the original crashed
+    )  # absolute and outside the workspace: no crash, the pointer shows the absolute path
     pointer = tool_results(out)[tid]["content"]
     path = spill_path(BIG, TrimPolicy(spill_dirname=str(outside)), tmp_path / "ws")
     assert str(path) in pointer and path.read_text() == BIG
@@ -177,7 +178,7 @@ def test_api_errors_are_dropped_and_their_children_relinked() -> None:
     error = t.api_error()
     t.last_prompt()
     resumed = t.user("continue")
-    t.api_error(with_uuid=False)  # the original kept these
+    t.api_error(with_uuid=False)  # dropped too: a synthetic error goes, uuid or not
     out, report = prune(t.entries, PrunePolicy())
     assert error not in out and not any(e.get("isApiErrorMessage") for e in out)
     new_resumed = next(e for e in out if e.get("uuid") == resumed["uuid"])
@@ -364,7 +365,7 @@ def test_trim_report_lines() -> None:
     assert trim_report(LoadReport()) == "nothing trimmed"
     assert trim_report(LoadReport(expired=5)) == "expired 5 stale results"
     both = LoadReport(trimmed=12, kept=20, chars_saved=192_000, expired=5, pruned=3)
-    # The original dropped the expired count when both happened.
+    # When both happened, both counts are reported.
     assert (
         trim_report(both)
         == "trimmed 12 tool results (kept 20), saved ~48k tokens; expired 5 stale results; pruned 3 entries"

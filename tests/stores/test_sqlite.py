@@ -1,4 +1,5 @@
-"""SqliteSessionStore beyond the conformance suite: the seed's schema, idempotency, the summary, the helpers."""
+"""SqliteSessionStore beyond the conformance suite: the schema (the original flower's, docs/compatibility.md),
+idempotency, the summary, the helpers."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def db(tmp_path: Path) -> Path:
 
 
 async def test_schema_is_the_seeds(db: Path) -> None:
+    """The tables and index of the original flower's sessions.db, so its files open here (docs/compatibility.md)."""
     with SqliteSessionStore(db):
         pass
     tables = dict(_rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"))

@@ -49,7 +49,7 @@ def test_external_root_uses_absolute_paths_and_overflows_without_crashing(tmp_pa
     wb.ensure()
     for i in range(4):
         (wb.notes / f"n{i}.md").write_text(f"# note {i}\n")
-    block = wb.prompt_block()  # the original raised ValueError here
+    block = wb.prompt_block()  # more notes than it lists, outside the workspace: no ValueError, absolute paths
     root = str(wb.root)
     assert block.startswith(f"# Workbench {root}/\n")
     assert f"outside the repository** (`{root}`)" in block and "Use absolute paths" in block

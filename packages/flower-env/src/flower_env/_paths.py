@@ -40,7 +40,7 @@ def checkout_root() -> Path | None:
 def claude_settings_paths() -> list[Path]:
     """``~/.claude/settings.local.json`` then ``~/.claude/settings.json``, in precedence order.
 
-    The local file wins, as it does in Claude Code itself (the original had this inverted).
+    The local file wins, as it does in Claude Code itself (docs/compatibility.md).
     """
     h = home()
     if h is None:

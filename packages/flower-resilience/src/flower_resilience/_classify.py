@@ -1,9 +1,9 @@
 """Is a failure worth retrying? Structured signals first (HTTP status, the SDK's error codes), text last.
 
-The original classified on text alone and made any ``400``/``401``/``403``/``404``, ``permission denied`` or
-``budget`` anywhere in a message fatal, so a port, a file name or "see line 400" stopped a run that should
-have waited. Here a number counts as an HTTP status only where an HTTP status is written ("API Error: 500",
-"status 401", "(429)", "503 Service Unavailable"), and the words are the API's own error vocabulary.
+Text alone misleads: if any ``400``/``401``/``403``/``404``, ``permission denied`` or ``budget`` anywhere in a
+message were fatal, a port, a file name or "see line 400" would stop a run that should wait (see
+docs/compatibility.md). So a number counts as an HTTP status only where an HTTP status is written ("API Error: 500", "status 401",
+"(429)", "503 Service Unavailable"), and the words are the API's own error vocabulary.
 
 Fatal is still tested before transient within each layer: an auth failure's text often also says
 "connection", and the reverse order would wait forever on a bad key.

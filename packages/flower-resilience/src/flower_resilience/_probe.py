@@ -162,8 +162,8 @@ async def wait_online(
     ``probe_interval``), so a short outage is noticed within about a second of its end and a long one costs
     at most one probe per ``probe_interval``. ``notify`` (sync or async) hears exactly two lines at most: when the first probe fails
     ("host:port unreachable, waiting up to 60 min") and when it is back ("host:port reachable again,
-    continuing"). Reachable on the first probe says nothing. ``max_offline_wait <= 0`` still probes once —
-    the original gave up without looking.
+    continuing"). Reachable on the first probe says nothing. ``max_offline_wait <= 0`` still probes once:
+    "do not wait" must not mean "assume the network is down".
     """
     policy = policy or Resilience()
 

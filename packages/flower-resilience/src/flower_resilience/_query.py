@@ -5,7 +5,7 @@ On a retryable failure — the SDK raising (``ResultError`` after an error resul
 classifies the error, waits for the endpoint to answer the (free) probe, and continues the session it already
 has with the resume prompt, which carries no error detail. It backs off first unless the probe saw the
 endpoint go and come back (then it resumes at once; a rate limit or an overload still waits its backoff). Without a session id it starts over
-with the original prompt. Synthetic API-error messages never reach the caller (they would end up as
+with the caller's prompt. Synthetic API-error messages never reach the caller (they would end up as
 assistant text); they become the attempt's error in the record.
 
 One query can end several turns, each with its own ResultMessage: the harness runs Agent-tool subagents in

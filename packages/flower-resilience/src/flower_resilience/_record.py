@@ -21,7 +21,7 @@ class ResilienceEvent:
     - ``backoff``: sleeping ``wait_s`` seconds before the next attempt. Not sent when there is no wait: after
       an outage the resume starts as soon as the probe finds the endpoint back.
     - ``resumed``: attempt ``attempt`` continues session ``session_id`` with the resume prompt.
-    - ``restarted``: attempt ``attempt`` starts over with the original prompt (no session to continue).
+    - ``restarted``: attempt ``attempt`` starts over with the caller's prompt (no session to continue).
     - ``gave_up``: no more attempts; ``error`` is the final error.
     """
 
@@ -120,7 +120,7 @@ class AttemptRecord:
 
     @property
     def errors(self) -> list[str]:
-        """Every failed attempt's error, in order (the original kept only the last)."""
+        """Every failed attempt's error, in order, not only the last one."""
         return [a.error for a in self.attempts if a.error]
 
     def _note_session(self, session_id: str | None) -> None:

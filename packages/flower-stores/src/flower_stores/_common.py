@@ -34,7 +34,8 @@ class StoreError(RuntimeError):
 
 
 def store_key(key: SessionKey | SessionListSubkeysKey) -> str:
-    """``project_key/session_id[/subpath]`` — the seed's layout of ``entries.store_key`` and ``meta.store_key``."""
+    """``project_key/session_id[/subpath]``: the layout of ``entries.store_key`` and ``meta.store_key``, the same as
+    in the original flower's ``sessions.db`` (docs/compatibility.md)."""
     subpath = cast("dict[str, Any]", key).get("subpath")
     base = f"{key['project_key']}/{key['session_id']}"
     return f"{base}/{subpath}" if subpath else base

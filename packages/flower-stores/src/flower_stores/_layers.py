@@ -1,10 +1,10 @@
 """`TrimmingSessionStore` and `PruningSessionStore`: load-time rewriting layered over *any* session store.
 
-The original built these as subclasses of its SQLite store, so the backend could not be swapped. Here they
-wrap a backend — a path (then a `SqliteSessionStore` is built), a store URL (``sqlite://…``,
-``postgresql://…``: then that store is built, see `store_from_url`) or any object implementing the SDK's
-``SessionStore`` protocol (`InMemorySessionStore`, Postgres, your Redis adapter). ``append`` and every optional
-method go straight through; only what ``load`` returns is rewritten, and the stored copy is never modified.
+These wrap a backend instead of subclassing a store, so any backend will do: a path (then a
+`SqliteSessionStore` is built), a store URL (``sqlite://…``, ``postgresql://…``: then that store is built, see
+`store_from_url`) or any object implementing the SDK's ``SessionStore`` protocol (`InMemorySessionStore`,
+Postgres, your Redis adapter). ``append`` and every optional method go straight through; only what ``load``
+returns is rewritten, and the stored copy is never modified.
 
 The SDK probes a store for its optional methods, so a layer has exactly the optional methods of its backend
 (see `_passthrough`), and the lease methods when the backend grants leases. The `SessionIndex` questions
@@ -228,7 +228,7 @@ class PruningSessionStore(TrimmingSessionStore):
     ``PruningSessionStore(path_or_store, workspace, policy=None, prune=None, ephemeral=None)``: ``policy`` is
     the `TrimPolicy` (``None``: no trimming), ``prune`` defaults to ``PrunePolicy()``, ``ephemeral`` to
     ``EphemeralPolicy()``. Pass the policies by keyword: the positional order differs from
-    `TrimmingSessionStore`'s, as it did in the original.
+    `TrimmingSessionStore`'s (kept as the original flower had it, see docs/compatibility.md).
     """
 
     def __init__(

@@ -72,10 +72,10 @@ class PrunePolicy:
       together. The newest one stops an immediate retry of the same blocked call; more teach the model that
       it "cannot use tools".
     - ``denial_kinds``: ``permission-rule`` (a deny rule or a ``can_use_tool`` refusal) and ``user-rejected``
-      (a call that was not pre-approved and could not be asked about). The original pruned only the first
-      kind; a headless run produces the second for every tool outside ``allowed_tools``, with the same
-      "learned helplessness" effect. An *interrupted* call is also marked ``user-rejected`` by Claude Code,
-      but it is never a denial here (it did run): it is neutralised instead.
+      (a call that was not pre-approved and could not be asked about). Both are pruned: a headless run
+      produces the second for every tool outside ``allowed_tools``, with the same "learned helplessness"
+      effect. An *interrupted* call is also marked ``user-rejected`` by Claude Code, but it is never a denial
+      here (it did run): it is neutralised instead.
     - ``neutralize_interrupts``: the result of a call stopped while running ("The user doesn't want to
       proceed … STOP what you are doing and wait …") becomes ``interrupt_text``; a resumed run should not
       wait for a user who is not there.

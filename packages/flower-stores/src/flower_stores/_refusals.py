@@ -84,7 +84,7 @@ def refusal(entry: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
     text = result_text(block)
     if text is None:
         return None
-    if _INTERRUPTED in text:  # the original's rule, kept: this marker only ever comes from the harness
+    if _INTERRUPTED in text:  # only the harness writes this marker, so it settles the case by itself
         return INTERRUPT
     if type(entry.get("toolUseResult")) is dict:
         return None  # a tool's own structured output: whatever it says, it is not the harness talking

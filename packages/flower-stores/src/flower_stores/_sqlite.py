@@ -267,7 +267,8 @@ class SqliteSessionStore(LeaseMethods):
         """Epoch ms, strictly greater than this key's stored mtime and this instance's previous stamp.
 
         Taking the stored value into account makes mtime strictly increasing per key across *processes* too
-        (the read happens under the write lock), not only within one instance as in the original.
+        (the read happens under the write lock), not only within one instance: every append, by any process,
+        stamps the key later than the append before it.
         """
         now = int(time.time() * 1000)
         with self._lock:

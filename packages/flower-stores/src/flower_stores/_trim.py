@@ -66,7 +66,7 @@ class Spiller:
         try:
             shown = directory.relative_to(workspace).as_posix()
         except ValueError:
-            shown = str(directory)  # an absolute spill_dirname outside the workspace (the original crashed here)
+            shown = str(directory)  # an absolute spill_dirname outside the workspace: the pointer shows it whole
         self._prefix = "" if shown == "." else shown + "/"
 
     def pointer(self, text: str, *, write: bool = True) -> str | None:

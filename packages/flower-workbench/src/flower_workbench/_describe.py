@@ -3,8 +3,8 @@
 A script says what it is for with ``# desc: one sentence`` (or ``// desc:``, ``-- desc:``, ``; desc:``,
 ``/* desc: */``, ``<!-- desc: -->``) in its first lines. Without one, the first meaningful comment or
 docstring line stands in; notes and artifacts usually start with a Markdown heading, which is exactly that.
-Shebangs, encoding declarations and editor modelines are never a description (the original used the
-shebang line as the description of every script that had one).
+Shebangs, encoding declarations and editor modelines are never a description: they say how to run or edit a
+file, not what it is for.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Is this tool call reading a spill file? Then its output must come back whole, never be spilled again.
 
 The pointer tells the model to Read the spill file; if that Read were spilled too, the model would get a
-pointer to the same file and loop. The original recognised only the absolute path as a string; the model
-also writes relative paths, ``./…``, ``~/…``, ``cd spill && cat x.txt``, ``head -c 9000 …``, globs. So
+pointer to the same file and loop. Matching the absolute path as a string is not enough: the model also
+writes relative paths, ``./…``, ``~/…``, ``cd spill && cat x.txt``, ``head -c 9000 …``, globs. So
 two checks, either suffices:
 
 - a file name of the spill form (16 hex digits, ``.txt``) that exists in the spill directory;

@@ -3,11 +3,11 @@ handoff share.
 
 A heading is a line in one of the forms ``## X``, ``**X**``, ``X:`` / ``X：``, ``3. X`` / ``3、X``, with an
 optional body on the same line (``**X**: body``, ``3. X: body``), where **the heading part is exactly one of
-the section's aliases** (case-insensitive, an optional trailing ``(…)`` allowed). The original matched any
-line that merely *began* with an alias word, so "目标平台是 Linux" or "Assumptions we make about…" cut a
-section short; here they are body text.
+the section's aliases** (case-insensitive, an optional trailing ``(…)`` allowed). A line that merely
+*begins* with an alias word ("目标平台是 Linux", "Assumptions we make about…") is body text: taken for a
+heading, it would cut the section short.
 
-Amendment headings appended later (``## Added at wake (2025-01-02 10:00:00)``, the original's
+Amendment headings appended later (``## Added at wake (2025-01-02 10:00:00)``, or the Chinese
 ``## 唤醒时追加(10:00:00)``) are recognised by their trailing time stamp and kept apart, not folded into the
 last section.
 """
@@ -30,7 +30,7 @@ __all__ = [
     "split_sections",
 ]
 
-# What our own files (and the original's) write for an empty section.
+# What an empty section holds in flower's files (and in the Chinese ones of docs/compatibility.md).
 EMPTY_MARKERS = frozenset({"(empty)", "(none)", "(未填)", "(空)", "(暂无)", "(无)"})
 
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")

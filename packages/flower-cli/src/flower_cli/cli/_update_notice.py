@@ -1,7 +1,7 @@
 """Telling the user that a newer flower exists, and how to upgrade — never upgrading anything.
 
-The original replaced its own files from a background thread while a run was using them. This module only
-looks and tells:
+Replacing the installed files from a background thread while a run uses them could load two versions into one
+process, so this module only looks and tells:
 
 - at most once a day it asks the package index for the latest version, in a daemon thread, so the command's
   start is not held up (the main thread only reads a small state file); the ask is bounded by a short

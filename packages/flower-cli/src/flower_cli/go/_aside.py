@@ -126,8 +126,8 @@ def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
 def aside_context(notes_dir: Path, recent: Sequence[str]) -> str:
     """The context for `answer_aside`: the brief, the goal and the last progress lines, bounded in size.
 
-    ``notes_dir`` is the workbench's ``notes/`` (the original's ``需求.md`` / ``目标.md`` are read when the
-    English names are absent); a missing or unreadable file is said to be missing. ``recent`` are progress
+    ``notes_dir`` is the workbench's ``notes/`` (``需求.md`` / ``目标.md`` are read when the English names are
+    absent, see `NotesPaths`); a missing or unreadable file is said to be missing. ``recent`` are progress
     lines, oldest first (see `progress_line`); the newest ones that fit are kept, each on one line.
     """
     paths = NotesPaths.of(notes_dir)

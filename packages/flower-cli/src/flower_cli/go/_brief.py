@@ -4,8 +4,9 @@ Goal / Acceptance criteria / Boundaries (what will NOT be done) / Unknowns and a
 writes it; every later round works from it; text the person adds while a run works (mail) or when waking it
 (a new sentence) is appended below as dated amendments and never rewrites the four sections.
 
-``Brief.parse`` reads a model's answer (English or the original's Chinese headings, see `ALIASES`);
-``Brief.load`` reads the frozen file back (ours or the original's ``需求.md``).
+``Brief.parse`` reads a model's answer (English or Chinese headings, see `ALIASES`); ``Brief.load`` reads the
+frozen file back (``brief.md``, or the ``需求.md`` of a workbench the original flower wrote: see
+docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 
 _TABLE = alias_table(ALIASES)
 
-# The shape the clarifier is asked for (the parser also reads the original's Chinese headings).
+# The shape the clarifier is asked for (the parser also reads the Chinese headings in `ALIASES`).
 FORMAT = """## Goal
 One or two sentences: what is wanted, for whom.
 
@@ -85,7 +86,7 @@ One or two sentences: what is wanted, for whom.
 ## Unknowns and assumptions
 - what is still open, and the assumption made for each"""
 
-# Labels of the amendment headings (the original wrote 唤醒时追加 / 运行中补充; both are read back).
+# Labels of the amendment headings; the Chinese labels 唤醒时追加 / 运行中补充 are read back as amendments too.
 WAKE_LABEL = "Added at wake"
 RUNNING_LABEL = "Added while running"
 

@@ -6,7 +6,7 @@ the goal and the lineage without writing anything; `archive_for_new` moves the b
 is never overwritten; ``sessions.db`` is left alone so every old transcript stays readable).
 
 A workbench the original flower left behind still wakes: its ``需求.md`` / ``目标.md`` are used when the
-English names are absent.
+English names are absent (see docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _pick(notes: Path, name: str) -> Path:
 
 @dataclass(frozen=True)
 class NotesPaths:
-    """The files of a run under the workbench's ``notes/`` (the original's Chinese names when only they exist)."""
+    """The files of a run under the workbench's ``notes/`` (the Chinese names of ``_LEGACY`` when only they exist)."""
 
     notes: Path
     brief: Path
@@ -118,7 +118,7 @@ def _free_folder(base: Path, stamp: str) -> Path:
 
 
 def archive_for_new(notes_dir: Path | str, lineage_path: Path | str, *, now: float | None = None) -> Archived:
-    """Move the brief, the goal (ours and the original's names) and ``lineage.json`` into
+    """Move the brief, the goal (under either name, see ``_LEGACY``) and ``lineage.json`` into
     ``<notes>/archive/<YYYYmmdd-HHMMSS>/``. Missing files are skipped; a file that cannot be moved stays
     where it is and is reported in ``problems``. Callers re-open their `Lineage` afterwards."""
     notes = Path(notes_dir)

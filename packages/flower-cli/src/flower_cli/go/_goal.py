@@ -1,7 +1,7 @@
 """The goal: one statement and a checklist an independent judge can tick, frozen in ``notes/goal.md``.
 
 A check that cannot be verified in this environment (it needs a Mac, a phone, a paid account…) is marked
-``[cannot verify here: <why>]`` (the original wrote ``[此环境无法验证…]``); such a check can never pass, so the
+``[cannot verify here: <why>]`` (``[此环境无法验证…]`` is read too); such a check can never pass, so the
 person is warned before the work starts.
 """
 
@@ -45,7 +45,7 @@ _UNVERIFIABLE = re.compile(
     re.IGNORECASE,
 )
 
-# The shape the goal-setter is asked for (the parser also reads the original's Chinese headings).
+# The shape the goal-setter is asked for (the parser also reads the Chinese headings in `ALIASES`).
 FORMAT = f"""## Goal
 One sentence: what is true when the work is done.
 

@@ -15,9 +15,9 @@ question, answer and mail goes to the Q&A log (``notes/qa-log.md``), never into 
 
 Events (kind ``"ask"``) go to ``on_event``: questions carry ``payload["kind"] == "question"`` and a state
 (asked / answered / declined / timeout / over_budget / invalid / cancelled), mail carries ``"mail"`` and
-queued / delivered. Differences from the original: an empty question or one over the quota does not use up
-the quota; questions and mail have their own numbering (q1, q2… / m1, m2…); mail is logged when it is
-queued and again when it is delivered; a question that timed out still shows its text.
+queued / delivered. Counting and logging: an empty question or one over the quota does not use up the quota;
+questions and mail have their own numbering (q1, q2… / m1, m2…); mail is logged when it is queued and again
+when it is delivered; a question that timed out still shows its text.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class HumanChannel:
         self._lock = threading.Lock()
         self._log_lock = threading.Lock()
         self._pending: dict[str, tuple[Ask, _Waiter]] = {}
-        self._questions = 0  # id counters: q1, q2… and m1, m2… (the original shared one)
+        self._questions = 0  # id counters, one each: q1, q2… and m1, m2…
         self._letters = 0
         self._counted = 0  # questions that used the quota (not invalid or over-quota ones)
         self._deaf: str | None = None  # set by stop_listening(): nobody can answer any more

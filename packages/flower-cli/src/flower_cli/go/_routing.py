@@ -3,7 +3,7 @@
 Terminal lines (`route_line`):
 
 * empty → decline the oldest pending question (or nothing, when none is pending);
-* ``?question`` or ``？question`` (full-width, which the original missed and turned into mail) → an aside:
+* ``?question`` or ``？question`` (full-width, as a CJK keyboard types it) → an aside:
   a side question answered by a read-only runtime, never sent to the run;
 * a number within the options of the pending question → that option;
 * any other text while a question is pending → its answer;

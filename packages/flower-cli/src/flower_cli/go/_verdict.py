@@ -1,7 +1,7 @@
 """The judge's verdict on a round: achieved, not yet, or unreachable (or, when it said nothing clear, empty).
 
 Read from the ``Verdict`` section when there is one (``**Verdict**: not yet``, ``## 结论`` …), else from the
-whole answer. Unlike the original, words are matched as words and negations count: "achieved, nothing
+whole answer. Words are matched as words, not substrings, and negations count: "achieved, nothing
 failed" and "达成(no blockers)" are achieved; "not achieved", "not yet achieved", "未达成" are not yet. Outside
 a Verdict section, an answer naming more than one state is ambiguous: a judge's prose must not end a run by
 accident.
@@ -49,7 +49,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 _TABLE = alias_table(ALIASES)
 
-# The shape the judge is asked for (the parser also reads the original's Chinese headings).
+# The shape the judge is asked for (the parser also reads the Chinese headings in `ALIASES`).
 FORMAT = """## Verdict
 achieved | not yet | unreachable
 

@@ -2,8 +2,8 @@
 
 Kept apart from the role factories so code that reads a role's output (the ``go`` path's brief, goal and
 verdict parsers) can import the names it parses without building roles. Every text is appended to Claude
-Code's own system prompt, never replacing it. Parsers of these sections also accept the original's Chinese
-headings.
+Code's own system prompt, never replacing it. Parsers of these sections also accept Chinese headings (see
+docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ __all__ = [
     "WORKER_RULES",
 ]
 
-# Section names the model is asked to write; the go path's parsers read them back (and also accept the
-# original's Chinese headings).
+# Section names the model is asked to write; the go path's parsers read them back (and also accept Chinese
+# headings).
 BRIEF_SECTIONS = ("Goal", "Acceptance criteria", "Boundaries", "Unknowns and assumptions")
 GOAL_SECTIONS = ("Goal", "Checks")
 VERDICT_SECTIONS = ("Verdict", "Reason", "Failed checks")

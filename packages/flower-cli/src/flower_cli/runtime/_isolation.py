@@ -30,8 +30,8 @@ class IsolationError(ValueError):
 class IsolatedAgentDefinition(AgentDefinition):
     """An ``AgentDefinition`` whose every dispatch gets its own git worktree (see `worker`'s ``isolate``).
 
-    Isolation is the type, not a hidden attribute: ``dataclasses.replace`` keeps the class (the original's
-    marker was lost by replace), and the SDK sends only the base fields to the harness.
+    Isolation is the type, not a hidden attribute: ``dataclasses.replace`` keeps the class (it would drop an
+    attribute set beside the fields), and the SDK sends only the base fields to the harness.
     """
 
 

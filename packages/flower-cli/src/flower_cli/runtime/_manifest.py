@@ -16,8 +16,8 @@ class Manifest:
     """Merge-on-write: each process replaces only its own rows (keyed by its run id) and keeps the rest.
 
     The read-modify-write runs under a file lock and ends with an atomic replace, so two processes finishing
-    at once both keep their rows (the original raced and lost them). A file that is not a JSON list is moved
-    aside (``manifest.json.corrupt-<time>``) rather than overwritten; ``notes`` says so.
+    at once both keep their rows (an unlocked read-modify-write loses one's). A file that is not a JSON list is
+    moved aside (``manifest.json.corrupt-<time>``) rather than overwritten; ``notes`` says so.
     """
 
     def __init__(self, path: Path) -> None:

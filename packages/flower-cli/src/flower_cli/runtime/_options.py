@@ -12,8 +12,8 @@ from ._spec import AgentSpec
 
 __all__ = ["PLUGIN_DIR", "build_options", "disallowed_tools"]
 
-# The domain plugin ships inside the wheel (the original's lived outside it and was silently missing).
-# The plugin ships inside the wheel at the top of the package, where a reader of the source finds it.
+# The domain plugin ships inside the wheel (so every installed copy has its skills), at the top of the package
+# where a reader of the source finds it.
 PLUGIN_DIR = Path(__file__).parent.parent / "plugin"
 
 

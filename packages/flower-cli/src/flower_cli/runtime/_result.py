@@ -13,7 +13,7 @@ class StepResult:
     """One ``Runtime.run`` call.
 
     ``attempts`` counts model attempts (retries included; human interrupts are not failures and are not
-    counted). ``errors`` keeps every failed attempt's error in order — the original kept only the last.
+    counted). ``errors`` keeps every failed attempt's error in order, not only the last.
     ``attempt_log`` is the resilience layer's record of each attempt (error, kind, wait, resumed, session).
     ``cost_usd`` and ``num_turns`` add up across every attempt. ``turns`` counts the main thread's turns
     (one more each time a background worker's notification wakes it); ``text`` is the final turn's answer.

@@ -114,8 +114,8 @@ class Runtime:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         run_path = Path(run_dir).expanduser()
-        # A relative run dir lives under the workspace (the original resolved it against the process CWD,
-        # which split one run's state across two trees when -w pointed elsewhere).
+        # A relative run dir lives under the workspace, not the process's CWD: one run's state never splits
+        # across two trees when the workspace is somewhere else.
         self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
 
@@ -593,8 +593,8 @@ class Runtime:
     def _handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
         if not self.handoff.enabled:
             return None
-        # Without a workbench the document still lands on disk, in the run dir (the original kept it only in
-        # the successor's prompt).
+        # Without a workbench the document still lands on disk, in the run dir, where a person can read and edit
+        # it (not only in the successor's prompt).
         save_dir = self.workbench.notes if self.workbench is not None else self.run_dir / "handoffs"
         model = spec.model if spec.model not in (None, "inherit") else None
         return HandoffLoop(self.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model)

@@ -25,7 +25,7 @@ class CompactPolicy:
     window: int | None = None
 
     def __post_init__(self) -> None:
-        # Checked at construction (the original only failed later, inside run()).
+        # Checked at construction, so a bad policy fails where it is written, not later inside run().
         if self.mode not in _COMPACT_MODES:
             raise ValueError(f"unknown compact mode {self.mode!r}; use one of {', '.join(_COMPACT_MODES)}")
         if self.window is not None and self.window <= 0:

@@ -2,8 +2,8 @@
 
 Model text is untrusted: every escape sequence and control byte in it is removed before it is printed (only
 the renderer's own colours reach the terminal). The status line keeps elapsed time, the main thread's context
-and the cumulative cost across the whole run — one renderer lives for the whole command (the original made
-a new one per event on ``once`` and always showed $0.00).
+and the cumulative cost across the whole run — one renderer lives for the whole command (a renderer per event
+would show $0.00 and 0:00 on every line).
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ class Renderer:
             self._asked.add(str(p.get("id") or ""))
         if state == "asked" or (state in ("timeout", "over_budget") and not shown):
             # A question that fell through at once (--timeout 0, quota) is shown too: the person should know
-            # what was decided without them (the original printed "nobody answered" without the question).
+            # what was decided without them, not only that nobody answered.
             self.line(f"\n  ? {text}", "bold" if state == "asked" else "dim", wrap=True)
             for i, option in enumerate(p.get("options") or [], 1):
                 self.line(f"     {i}) {option}", "" if state == "asked" else "dim")

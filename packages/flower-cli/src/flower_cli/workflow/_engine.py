@@ -271,7 +271,7 @@ class Workflow:
                 failed_at = step.name
                 break
             elif step.on_fail == "skip":
-                ctx[step.name] = ""  # later prompts can still read ctx[name] (the original raised KeyError)
+                ctx[step.name] = ""  # later prompts can still read ctx[name], with no KeyError
             else:
                 ctx[step.name] = result.text
         return RunResult(
