@@ -1,0 +1,171 @@
+"""What a `claude -p` user expects of `flower`, below the real binary: typos, versions, session-id prefixes,
+help that says what to type, refused tools in words for people, and the closing line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from flower_cli._shared.exits import ExitCode
+from flower_cli.cli._app import main
+from flower_cli.cli._argv import misnamed_command, rewrite_argv
+from flower_cli.cli._versions import DISTRIBUTIONS, version_report
+
+# --- 1. a mistyped command is a usage error, not a paid `go` request ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion", "anyway"),
+    [
+        (["sesions"], "'flower sessions'", "flower go sesions"),
+        (["analyse"], "'flower analyze'", "flower go analyse"),
+        (["docter", "--no-probe"], "'flower doctor'", "flower go docter --no-probe"),
+        (["onec", "hi there"], "'flower once'", "flower go onec 'hi there'"),
+        (["-v", "session", "show", "ab"], "'flower sessions'", "flower -v go session show ab"),
+        (["help"], "'flower --help'", "flower go help"),
+        (["list"], "'flower sessions'", "flower go list"),
+        (["Sessions"], "'flower sessions'", "flower go Sessions"),
+    ],
+)
+def test_a_word_next_to_a_command_is_named_with_the_fix(args: list[str], suggestion: str, anyway: str) -> None:
+    message = misnamed_command(args)
+    assert message is not None
+    assert message.startswith(f"flower: {args[1] if args[0] == '-v' else args[0]!r} is not a command")
+    assert f"did you mean {suggestion}?" in message
+    assert message.endswith(f"To ask it as a task: {anyway}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["refactor"],
+        ["done"],
+        ["docs"],
+        ["test"],
+        ["rerun"],
+        ["deploy"],
+        ["fix", "the", "bug"],
+        ["refactor the parser"],  # one quoted ask
+        ["sessions"],
+        ["version"],
+        ["go", "sesions"],  # asked as a task on purpose
+        ["-w", "sesions", "once", "hi"],  # a value, not a command
+        [],
+        ["-"],
+    ],
+)
+def test_real_asks_and_commands_are_left_alone(args: list[str]) -> None:
+    assert misnamed_command(args) is None
+
+
+def test_a_mistyped_command_exits_2_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sesions"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err == (
+        "flower: 'sesions' is not a command; did you mean 'flower sessions'? To ask it as a task: flower go sesions\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (["-V"], ["-V"]),
+        (["-v", "--version"], ["-v", "--version"]),
+        (["version"], ["version"]),
+        (["--install-completion"], ["--install-completion"]),
+        (["--show-completion", "bash"], ["--show-completion", "bash"]),
+        (["-"], ["go", "-"]),
+        (["once", "-"], ["once", "-"]),
+    ],
+)
+def test_app_options_are_not_asks(given: list[str], expected: list[str]) -> None:
+    assert rewrite_argv(given) == expected
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"]])
+def test_versions_of_every_part(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    from importlib import metadata
+
+    for name in (*DISTRIBUTIONS, "claude-agent-sdk"):
+        assert re.search(rf"^  {re.escape(name)} +{re.escape(metadata.version(name))}$", out, flags=re.M), out
+    assert re.search(r"^  Claude Code +\d+\.\d+\.\d+ \(bundled with claude-agent-sdk\)$", out, flags=re.M), out
+    assert out.startswith("flower ")
+
+
+def test_the_version_report_starts_no_session_and_imports_no_sdk() -> None:
+    probe = (
+        "import sys\n"
+        "from flower_cli.cli._versions import version_report\n"
+        "text = version_report()\n"
+        "assert 'claude_agent_sdk' not in sys.modules, 'imported the SDK'\n"
+        "print(text)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code" in done.stdout and version_report() == done.stdout.rstrip("\n") + "\n"
+
+
+# --- 4. help that says what to type ---------------------------------------------------------------------------
+
+COMMAND_HELP = [
+    ["go"],
+    ["once"],
+    ["run"],
+    ["setup"],
+    ["doctor"],
+    ["analyze"],
+    ["version"],
+    ["sessions"],
+    ["sessions", "show"],
+]
+
+
+def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main([*args, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", COMMAND_HELP, ids=" ".join)
+def test_each_command_help_has_an_example_and_points_at_the_global_options(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(capsys, *command)
+    example = re.search(r"^  Examples?:\n    (flower .+)$", text, flags=re.M)
+    assert example, text
+    assert example.group(1).startswith(("flower " + " ".join(command), "flower --version")), example.group(1)
+    if command != ["version"]:
+        assert "see `flower --help`" in text and "-w PATH, -r PATH, -v, -W, -T, --json, --store URL" in text
+
+
+@pytest.mark.parametrize("command", [[], *COMMAND_HELP], ids=lambda c: " ".join(c) or "flower")
+def test_help_names_what_to_type_not_python_types(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(capsys, *command)
+    assert not re.search(r"<(str|int|float|path|list\[str\])>|\{\w+\}", text), text
+    assert not re.search(r" (TEXT|INTEGER|FLOAT)\b", text.replace("-i, --instructions TEXT", "")), text
+
+
+def test_the_metavars_say_what_to_type(capsys: pytest.CaptureFixture[str]) -> None:
+    once = _help(capsys, "once")
+    assert "Usage: flower once [OPTIONS] PROMPT" in once
+    for shown in (
+        "-t, --tools TOOLS",
+        "-b, --budget USD",
+        "--resume SESSION_ID",
+        "--window TOKENS",
+        "-p, --permission-mode MODE",
+    ):
+        assert shown in once, shown
+    go = _help(capsys, "go")
+    for shown in ("[ASK]...", "--asks N", "--rounds N", "--timeout SECONDS"):
+        assert shown in go, shown
+    assert "Usage: flower sessions show [OPTIONS] SESSION_ID" in _help(capsys, "sessions", "show")
+    root = _help(capsys)
+    for shown in ("-w, --workspace PATH", "-r, --run-dir PATH", "--store URL", "-V, --version", "--install-completion"):
+        assert shown in root, shown
+    assert "--html PATH" in _help(capsys, "analyze")
+    assert "--base-url URL" in _help(capsys, "setup")

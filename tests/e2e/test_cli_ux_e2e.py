@@ -1,0 +1,158 @@
+"""What a `claude -p` user expects of `flower`, end to end: the real console script and the real Claude Code
+binary against the scripted server — typos that cost nothing, versions, session-id prefixes, prompts from
+stdin, shell completion, refused tools said in words, and an answer shown once on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower_cli import CLARIFIER_RULES
+from harness import ScriptedServer, Text, keyed, when_system
+
+pytestmark = pytest.mark.e2e
+
+# The console script pip made for flower-cli's [project.scripts]: what users run (and what completion calls).
+FLOWER = Path(sys.executable).with_name("flower")
+
+
+def flower(
+    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(FLOWER), *args],
+        cwd=cwd,
+        env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **(env or {})},
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
+BRIEF = """Here is the brief.
+
+## Goal
+Build the greeter.
+
+## Acceptance criteria
+- hello.txt says hello
+
+## Boundaries
+- no web page
+
+## Unknowns and assumptions
+- none
+"""
+
+
+def manifest_rows(workspace: Path) -> list[dict[str, Any]]:
+    return json.loads((workspace / "runs" / "manifest.json").read_text())  # type: ignore[no-any-return]
+
+
+# --- 1. a mistyped command costs nothing; versions ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["sesions"], "flower sessions"),
+        (["analyse"], "flower analyze"),
+        (["help"], "flower --help"),
+        (["list"], "flower sessions"),
+        (["docter", "--no-probe"], "flower doctor"),
+    ],
+)
+def test_a_mistyped_command_is_a_usage_error_and_starts_nothing(
+    claude_env: ScriptedServer, workspace: Path, args: list[str], suggestion: str
+) -> None:
+    done = flower(*args, cwd=workspace, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"flower: {args[0]!r} is not a command; did you mean {suggestion!r}?")
+    assert line.endswith(f"To ask it as a task: flower go {' '.join(args)}")
+    assert sorted(p.name for p in workspace.iterdir()) == [], "nothing may be created (no .flower/, no runs/)"
+    assert claude_env.message_requests == [], "no session may start"
+
+
+def test_a_one_word_ask_still_goes(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(*keyed(CLARIFIER, Text(BRIEF)))
+    done = flower("--clarify-only", "--timeout", "0", "refactor", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / ".flower" / "notes" / "brief.md").is_file()
+
+
+@pytest.mark.parametrize("args", [["-V"], ["--version"], ["version"], ["-v", "version"]])
+def test_versions_of_the_parts_and_the_bundled_claude_code(
+    isolated_home: Path, workspace: Path, args: list[str]
+) -> None:
+    done = flower(*args, cwd=workspace, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    for name in ("flower-cli", "flower-env", "flower-stores", "flower-resilience", "flower-workbench"):
+        assert f"  {name} " in done.stdout
+    assert "  claude-agent-sdk " in done.stdout and "  Claude Code " in done.stdout
+    from harness.agent import bundled_claude
+
+    recorded = bundled_claude().with_name("claude.version").read_text().split()[0]
+    assert f"Claude Code        {recorded} (bundled with claude-agent-sdk)" in done.stdout
+    assert sorted(p.name for p in workspace.iterdir()) == []
+
+
+# --- 4. shell completion works for `flower` -------------------------------------------------------------------
+
+
+def _complete(words: str, cword: int, cwd: Path) -> list[str]:
+    env = {**os.environ, "_FLOWER_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    done = subprocess.run([str(FLOWER)], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_completion_answers_the_shell(isolated_home: Path, workspace: Path) -> None:
+    assert _complete("flower sess", 1, workspace) == ["sessions"]
+    assert _complete("flower once --res", 2, workspace) == ["--resume"]
+    assert "acceptEdits" in _complete("flower once -p ", 3, workspace)
+    assert _complete("flower sessions s", 2, workspace) == ["show"]
+    assert sorted(p.name for p in workspace.iterdir()) == []
+
+
+def test_install_completion_for_bash_and_the_installed_script_completes(isolated_home: Path, workspace: Path) -> None:
+    env = {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1", "HOME": str(isolated_home)}
+    shown = flower("--show-completion", "bash", cwd=workspace, env=env, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        "_FLOWER_COMPLETE=complete_bash" in shown.stdout
+        and "complete -o default -F _flower_completion flower" in shown.stdout
+    )
+
+    installed = flower("--install-completion", "bash", cwd=workspace, env=env, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    script = isolated_home / ".bash_completions" / "flower.sh"
+    assert script.is_file() and f"source '{script}'" in (isolated_home / ".bashrc").read_text()
+    # What bash does on TAB: source the script, call the function it registered, read COMPREPLY.
+    run = subprocess.run(
+        [
+            "bash",
+            "--norc",
+            "-c",
+            f"source '{script}'; COMP_WORDS=(flower sess); COMP_CWORD=1; "
+            '_flower_completion flower; printf "%s\\n" "${COMPREPLY[@]}"',
+        ],
+        cwd=workspace,
+        env={**os.environ, "PATH": f"{FLOWER.parent}{os.pathsep}{os.environ.get('PATH', '')}", "FLOWER_NO_UPDATE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["sessions"]
