@@ -3,16 +3,20 @@ help that says what to type, refused tools in words for people, and the closing 
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
 
 import pytest
+from claude_agent_sdk import ToolResultBlock, UserMessage
 
+from flower_cli import Event, normalize
 from flower_cli._shared.exits import ExitCode
 from flower_cli.cli._app import main
 from flower_cli.cli._argv import misnamed_command, rewrite_argv
 from flower_cli.cli._versions import DISTRIBUTIONS, version_report
+from flower_cli.view._render import Renderer
 
 # --- 1. a mistyped command is a usage error, not a paid `go` request ------------------------------------------
 
@@ -169,3 +173,105 @@ def test_the_metavars_say_what_to_type(capsys: pytest.CaptureFixture[str]) -> No
         assert shown in root, shown
     assert "--html PATH" in _help(capsys, "analyze")
     assert "--base-url URL" in _help(capsys, "setup")
+
+
+# --- 5. a refused tool, in words for a person -----------------------------------------------------------------
+
+
+def _result(text: str, tool_use_result: object, *, parent: str | None = None) -> Event:
+    message = UserMessage(
+        content=[ToolResultBlock("toolu_1", text, is_error=True)],
+        tool_use_result=tool_use_result,  # type: ignore[arg-type]  # the harness sends a string for these
+        parent_tool_use_id=parent,
+    )
+    [event] = normalize(message)
+    return event
+
+
+WHITELIST = (
+    "PreToolUse:Bash hook error: ad-hoc has no Bash. This is deliberate, not a missing setting: put your "
+    "conclusion in your reply text, the runtime takes it from there. Do not try another way around it."
+)
+NOT_GRANTED = "Claude requested permissions to use WebFetch, but you haven't granted it yet."
+RULE = "Permission to use Bash with command rm -f x has been denied."
+COORDINATOR = "PreToolUse:Write hook error: The coordinator does not use Write itself. Dispatch a worker …"
+OTHER_HOOK = "PreToolUse:Edit hook error: Edits to vendor/ are frozen until Friday."
+
+
+@pytest.mark.parametrize(
+    ("text", "denied"),
+    [
+        (WHITELIST, {"kind": "not-allowed", "tool": "Bash"}),
+        (NOT_GRANTED, {"kind": "not-allowed", "tool": "WebFetch"}),
+        (RULE, {"kind": "rule", "tool": "Bash"}),
+        (COORDINATOR, {"kind": "delegated", "tool": "Write"}),
+        (OTHER_HOOK, {"kind": "hook", "tool": "Edit", "reason": "Edits to vendor/ are frozen until Friday."}),
+        ("The user doesn't want to proceed with this tool use. Use pytest instead.", {"kind": "rejected"}),
+    ],
+)
+def test_the_event_stream_marks_refused_calls(text: str, denied: dict[str, str]) -> None:
+    event = _result(text, "Error: " + text)
+    assert event.kind == "tool_result" and event.payload["is_error"] is True
+    got = dict(event.payload["denied"])
+    if denied["kind"] != "hook":
+        got.pop("reason", None)
+    assert got == denied
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_use_result"),
+    [
+        (RULE, {"stdout": RULE, "stderr": ""}),  # a tool's own output that quotes the harness: it ran
+        ("Exit code 1\nboom", "Error: Exit code 1\nboom"),  # a failed command: it ran
+        ("[Request interrupted by user for tool use]", "Error: [Request interrupted by user for tool use]"),
+    ],
+)
+def test_failures_and_interruptions_are_not_refusals(text: str, tool_use_result: object) -> None:
+    assert "denied" not in _result(text, tool_use_result).payload
+
+
+def _rendered(*events: Event, hint: bool = True, verbose: bool = False, session: str | None = "sid-1") -> str:
+    out = io.StringIO()
+    view = Renderer(
+        out, color=False, verbose=verbose, allow_hint=(lambda t: f"add it with -t Read,{t}") if hint else None
+    )
+    view(Event("tool_call", "echo hi", tool="Bash", payload={"id": "toolu_1", "input": {"command": "echo hi"}}))
+    for event in events:
+        view(event)
+    view.closing(0.25, "/ws/runs/manifest.json", session)
+    return out.getvalue()
+
+
+def test_a_refusal_says_which_tool_and_the_flag_that_allows_it_and_is_counted() -> None:
+    shown = _rendered(_result(WHITELIST, "Error: " + WHITELIST), _result(NOT_GRANTED, "Error: " + NOT_GRANTED))
+    assert "  ! Bash was refused (not in the allowed tools): add it with -t Read,Bash\n" in shown
+    assert "  ! WebFetch was refused (not in the allowed tools): add it with -t Read,WebFetch\n" in shown
+    assert "This is deliberate" not in shown and "hook error" not in shown, "the model's words are for the model"
+    assert shown.endswith(
+        "\ntotal cost $0.2500 · session sid-1 · manifest /ws/runs/manifest.json · 2 tool calls refused\n"
+    )
+
+
+def test_refusals_without_a_flag_to_name_say_why() -> None:
+    shown = _rendered(
+        _result(RULE, "Error: " + RULE),
+        _result(COORDINATOR, "Error: " + COORDINATOR),
+        _result(OTHER_HOOK, "Error: " + OTHER_HOOK),
+        _result(WHITELIST, "Error: " + WHITELIST, parent="toolu_agent"),
+        hint=False,
+    )
+    assert "  ! Bash was refused by a deny rule\n" in shown
+    assert "  ! Write was refused: the coordinator leaves hands-on work to its workers (by design)\n" in shown
+    assert "  ! Edit was refused by a PreToolUse hook: Edits to vendor/ are frozen until Friday.\n" in shown
+    assert "  ! Bash was refused (not in the allowed tools) (in a worker)\n" in shown
+    assert "4 tool calls refused" in shown
+
+
+def test_verbose_also_shows_what_the_model_was_told() -> None:
+    shown = _rendered(_result(WHITELIST, "Error: " + WHITELIST), verbose=True)
+    assert "the model was told: PreToolUse:Bash hook error: ad-hoc has no Bash." in shown
+
+
+def test_the_closing_line_without_refusals_or_session() -> None:
+    assert _rendered(session=None).endswith("\ntotal cost $0.2500 · manifest /ws/runs/manifest.json\n")
+    assert "1 tool call refused" in _rendered(_result(RULE, "Error: " + RULE))

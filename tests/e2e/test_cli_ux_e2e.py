@@ -8,13 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from flower_cli import CLARIFIER_RULES
-from harness import ScriptedServer, Text, keyed, when_system
+from harness import ScriptedServer, Text, ToolUse, bash, keyed, when_system
 
 pytestmark = pytest.mark.e2e
 
@@ -156,3 +157,111 @@ def test_install_completion_for_bash_and_the_installed_script_completes(isolated
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["sessions"]
+
+
+# --- 5. a refused tool is said in words for the person, and counted ---------------------------------------------
+
+
+def test_a_refused_tool_is_named_with_the_flag_that_allows_it(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(
+        bash("echo hi"),
+        ToolUse("WebFetch", {"url": "http://example.invalid", "prompt": "read it"}),
+        Text("Done without them."),
+    )
+    done = flower("once", "-t", "Read,Glob", "look around", cwd=workspace)
+    assert done.returncode == 0, done.stderr  # it finished: refusals are said, not failed
+    assert done.stdout == "Done without them.\n"
+    assert "  ! Bash was refused (not in the allowed tools): add it with -t Read,Glob,Bash\n" in done.stderr
+    assert "  ! WebFetch was refused (not in the allowed tools): add it with -t Read,Glob,WebFetch\n" in done.stderr
+    assert "This is deliberate" not in done.stderr and "hook error" not in done.stderr
+    assert done.stderr.rstrip("\n").splitlines()[-1].endswith(" · 2 tool calls refused")
+    assert not (workspace / "hi").exists()
+
+
+def test_json_events_mark_the_refusal(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash("echo hi"), Text("Done."))
+    done = flower("--json", "once", "look around", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    [refused] = [e for e in events if e["kind"] == "tool_result"]
+    assert refused["payload"]["denied"] == {
+        "kind": "not-allowed",
+        "tool": "Bash",
+        "reason": refused["payload"]["denied"]["reason"],
+    }
+    assert events[-1]["kind"] == "done" and events[-1]["session_id"]
+
+
+# --- 6. the answer once on a terminal; alone on stdout elsewhere ------------------------------------------------
+
+
+class _Pty:
+    """A pseudo-terminal whose output is read as it comes (a full pty buffer would block the writer)."""
+
+    def __init__(self) -> None:
+        import pty
+
+        self.controller, self.terminal = pty.openpty()
+        self.screen = b""
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+
+    def start(self) -> None:
+        os.close(self.terminal)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.controller, 4096)
+            except OSError:  # EIO: every writer has closed the terminal
+                return
+            if not chunk:
+                return
+            self.screen += chunk
+
+    def text(self) -> str:
+        self._reader.join(timeout=30)
+        os.close(self.controller)
+        return self.screen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _run_on(stdout: Any, stderr: Any, workspace: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [str(FLOWER), *args],
+        cwd=workspace,
+        env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", "COLUMNS": "120"},
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+    )
+
+
+def test_on_a_terminal_the_answer_appears_once(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(Text("The answer is 42."))
+    tty = _Pty()
+    proc = _run_on(tty.terminal, tty.terminal, workspace, "once", "what is the answer?")
+    tty.start()
+    assert proc.wait(timeout=240) == 0
+    screen = tty.text()
+    assert screen.count("The answer is 42.") == 1, screen
+    assert "total cost $" in screen
+
+
+def test_stdout_elsewhere_gets_the_answer_alone(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(Text("The answer is 42."), Text("Still 42."))
+    # progress on a terminal, the answer into a pipe: the pipe holds the answer and nothing else
+    tty = _Pty()
+    proc = _run_on(subprocess.PIPE, tty.terminal, workspace, "once", "what is the answer?")
+    tty.start()
+    out, _ = proc.communicate(timeout=240)
+    assert proc.returncode == 0 and out == b"The answer is 42.\n"
+    assert "The answer is 42." in tty.text()
+    # the answer on a terminal, progress into a file: the terminal gets the answer
+    tty = _Pty()
+    log = workspace.parent / "progress.log"
+    with log.open("wb") as progress:
+        proc = _run_on(tty.terminal, progress, workspace, "once", "and again?")
+        tty.start()
+        assert proc.wait(timeout=240) == 0
+    assert tty.text().strip() == "Still 42."
+    assert "total cost $" in log.read_text()

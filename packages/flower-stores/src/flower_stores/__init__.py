@@ -16,6 +16,7 @@ from ._layers import PruningSessionStore, TrimmingSessionStore
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._postgres import PostgresSessionStore
 from ._prune import is_api_error, is_interrupted, prune
+from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
@@ -26,6 +27,8 @@ from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_u
 __version__ = "0.1.0"
 
 __all__ = [
+    "INTERRUPT",
+    "USER_FEEDBACK",
     "EphemeralPolicy",
     "LoadReport",
     "PostgresSessionStore",
@@ -48,6 +51,7 @@ __all__ = [
     "is_interrupted",
     "is_store_url",
     "prune",
+    "refusal",
     "relink",
     "rewrite",
     "spill_path",

@@ -41,7 +41,12 @@ def run_once(
     if not prompt.strip():
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
     handoff = handoff_policy(window, no_handoff)
-    view, sink = make_view(opts)
+    allowed = [t.strip() for t in tools.split(",") if t.strip()]
+
+    def allow_hint(tool: str) -> str:
+        return f"add it with -t {','.join([*allowed, tool])}"
+
+    view, sink = make_view(opts, allow_hint=allow_hint)
     if opts.verbose:
         show_settings(view)
     ensure_credentials(view)
@@ -51,7 +56,6 @@ def run_once(
     from ...runtime import AgentSpec
     from .store import store_label
 
-    allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
     )
