@@ -12,10 +12,11 @@ import pytest
 from claude_agent_sdk import ToolResultBlock, UserMessage
 
 from flower_cli import Event, normalize
-from flower_cli._shared.exits import ExitCode
+from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._app import main
 from flower_cli.cli._argv import misnamed_command, rewrite_argv
 from flower_cli.cli._versions import DISTRIBUTIONS, version_report
+from flower_cli.cli.commands.session_ids import match_session
 from flower_cli.view._render import Renderer
 
 # --- 1. a mistyped command is a usage error, not a paid `go` request ------------------------------------------
@@ -114,6 +115,45 @@ def test_the_version_report_starts_no_session_and_imports_no_sdk() -> None:
     assert "Claude Code" in done.stdout and version_report() == done.stdout.rstrip("\n") + "\n"
 
 
+# --- 2. session ids: the full id or any unique prefix ---------------------------------------------------------
+
+IDS = ["0a1b2c3d-1111-4000-8000-000000000001", "0a1b9999-2222-4000-8000-000000000002", "ffee0000-3333-4000-8000-3"]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (IDS[0], IDS[0]),
+        ("0a1b2c3d", IDS[0]),
+        ("0a1b9", IDS[1]),
+        ("f", IDS[2]),
+        ("FFEE", IDS[2]),
+        (f"  {IDS[1]} ", IDS[1]),
+    ],
+)
+def test_a_unique_prefix_names_its_session(given: str, expected: str) -> None:
+    assert match_session(given, IDS, where="for /ws in runs/sessions.db") == expected
+
+
+def test_an_ambiguous_prefix_lists_the_candidates() -> None:
+    with pytest.raises(Exit) as caught:
+        match_session("0a1b", IDS, where="here")
+    assert caught.value.code == ExitCode.USAGE
+    assert "ambiguous" in caught.value.message and IDS[0] in caught.value.message and IDS[1] in caught.value.message
+    assert IDS[2] not in caught.value.message
+    many = [f"abc{i:02d}" for i in range(12)]
+    with pytest.raises(Exit) as caught:
+        match_session("abc", many, where="here")
+    assert "12 sessions" in caught.value.message and "and 7 more" in caught.value.message
+
+
+@pytest.mark.parametrize("given", ["0a1c", "zzz", "   "])
+def test_an_unknown_or_empty_id_is_a_usage_error(given: str) -> None:
+    with pytest.raises(Exit) as caught:
+        match_session(given, IDS, where="for /ws in runs/sessions.db")
+    assert caught.value.code == ExitCode.USAGE and "flower sessions" in caught.value.message
+
+
 # --- 4. help that says what to type ---------------------------------------------------------------------------
 
 COMMAND_HELP = [
@@ -155,7 +195,7 @@ def test_help_names_what_to_type_not_python_types(command: list[str], capsys: py
 
 def test_the_metavars_say_what_to_type(capsys: pytest.CaptureFixture[str]) -> None:
     once = _help(capsys, "once")
-    assert "Usage: flower once [OPTIONS] PROMPT" in once
+    assert "Usage: flower once [OPTIONS] [PROMPT]" in once
     for shown in (
         "-t, --tools TOOLS",
         "-b, --budget USD",

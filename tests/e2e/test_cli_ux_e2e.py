@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from flower_cli import CLARIFIER_RULES
@@ -107,6 +108,96 @@ def test_versions_of_the_parts_and_the_bundled_claude_code(
     recorded = bundled_claude().with_name("claude.version").read_text().split()[0]
     assert f"Claude Code        {recorded} (bundled with claude-agent-sdk)" in done.stdout
     assert sorted(p.name for p in workspace.iterdir()) == []
+
+
+# --- 2. session ids: named in full at the end, any unique prefix accepted -------------------------------------
+
+
+def test_the_closing_line_names_the_session_and_a_prefix_resumes_it(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    claude_env.script(Text("First: remember PAPAYA."), Text("It was PAPAYA."))
+    first = flower("once", "remember a word", cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    [row] = manifest_rows(workspace)
+    sid = row["session_id"]
+    closing = first.stderr.rstrip("\n").splitlines()[-1]
+    assert closing.startswith("total cost $") and f" · session {sid} · manifest " in closing
+
+    second = flower("once", "--resume", sid[:8], "which word?", cwd=workspace)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "It was PAPAYA."
+    assert [r["session_id"] for r in manifest_rows(workspace)] == [sid, sid]
+    assert "remember PAPAYA" in claude_env.message_requests[-1].text
+
+    shown = flower("sessions", "show", sid[:6], cwd=workspace)
+    assert shown.returncode == 0, shown.stderr
+    assert "remember a word" in shown.stdout and "It was PAPAYA." in shown.stdout
+
+
+def _seed_sessions(workspace: Path, *session_ids: str) -> None:
+    from claude_agent_sdk import project_key_for_directory
+
+    from flower_stores import SqliteSessionStore
+
+    project = project_key_for_directory(str(workspace.resolve()))
+    store = SqliteSessionStore(workspace / "runs" / "sessions.db")
+    try:
+        for sid in session_ids:
+            entry = {"type": "user", "uuid": f"u-{sid}", "sessionId": sid, "message": {"role": "user", "content": sid}}
+            anyio.run(store.append, {"project_key": project, "session_id": sid}, [entry])
+    finally:
+        store.close()
+
+
+def test_an_ambiguous_or_unknown_prefix_is_a_usage_error(claude_env: ScriptedServer, workspace: Path) -> None:
+    one, two = "abcd1234-0000-4000-8000-000000000001", "abcd9876-0000-4000-8000-000000000002"
+    _seed_sessions(workspace, one, two)
+    for args in (["sessions", "show", "abcd"], ["once", "--resume", "abcd", "go on"]):
+        done = flower(*args, cwd=workspace, timeout=60)
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.splitlines()
+        assert "ambiguous" in line and one in line and two in line and "Traceback" not in done.stderr
+    for args in (["sessions", "show", "ffff"], ["once", "--resume", "ffff", "go on"]):
+        done = flower(*args, cwd=workspace, timeout=60)
+        assert done.returncode == 2 and "no session ffff" in done.stderr and "flower sessions" in done.stderr
+    shown = flower("sessions", "show", "abcd9", cwd=workspace, timeout=60)
+    assert shown.returncode == 0 and two in shown.stdout
+    assert claude_env.message_requests == []
+
+
+# --- 3. the prompt from stdin ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["once"], ["once", "-"], ["-v", "once", "-"]])
+def test_a_piped_prompt(claude_env: ScriptedServer, workspace: Path, args: list[str]) -> None:
+    claude_env.script(Text("Piped answer."))
+    prompt = "summarise this:\nline one\nline two\n"
+    done = flower(*args, cwd=workspace, input=prompt)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Piped answer.\n"
+    assert claude_env.message_requests[0].first_user_text.endswith("summarise this:\nline one\nline two")
+
+
+@pytest.mark.parametrize(("args", "stdin"), [(["once"], ""), (["once", "-"], " \n\n"), (["go", "-"], "")])
+def test_an_empty_stdin_is_a_usage_error(
+    claude_env: ScriptedServer, workspace: Path, args: list[str], stdin: str
+) -> None:
+    done = flower(*args, cwd=workspace, input=stdin, timeout=60)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "the prompt from stdin is empty" in line
+    assert sorted(p.name for p in workspace.iterdir()) == [] and claude_env.message_requests == []
+
+
+def test_go_reads_its_request_from_stdin(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(*keyed(CLARIFIER, Text(BRIEF)))
+    done = flower("go", "-", "--clarify-only", cwd=workspace, input="build a greeter\nthat says hello\n")
+    assert done.returncode == 0, done.stderr
+    assert "the request came from stdin" in done.stderr
+    [request] = claude_env.message_requests
+    assert "build a greeter\nthat says hello" in request.first_user_text
+    assert (workspace / ".flower" / "notes" / "brief.md").is_file()
 
 
 # --- 4. shell completion works for `flower` -------------------------------------------------------------------

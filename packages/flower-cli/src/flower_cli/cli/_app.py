@@ -42,7 +42,7 @@ sessions_app = typer.Typer(
     help="List or show the sessions of this workspace from the run dir's sessions.db.",
     rich_markup_mode=None,
     cls=FlowerGroup,
-    epilog=epilog("flower sessions show 0a1b2c3d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"),
+    epilog=epilog("flower sessions show 1a2b3c4d   # any unique prefix of a session id"),
 )
 app.add_typer(sessions_app, name="sessions")
 
@@ -145,7 +145,7 @@ def go(
     ask: Annotated[
         list[str] | None,
         typer.Argument(
-            help="What to build, in a sentence (quotes optional).",
+            help="What to build, in a sentence (quotes optional); - reads it from stdin.",
             metavar="ASK",
             show_default=False,
         ),
@@ -222,7 +222,14 @@ def go(
 )
 def once(
     ctx: typer.Context,
-    prompt: Annotated[str, typer.Argument(help="The prompt for a single agent.", metavar="PROMPT")],
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="The prompt for a single agent; - reads it from stdin, and so does a pipe when it is left out.",
+            metavar="PROMPT",
+            show_default=False,
+        ),
+    ] = None,
     instructions: Annotated[
         str,
         typer.Option("-i", "--instructions", metavar="TEXT", help="Role instructions appended to Claude Code's own."),
@@ -250,7 +257,7 @@ def once(
         typer.Option(
             "--resume",
             metavar="SESSION_ID",
-            help="Continue this session id (from `flower sessions`).",
+            help="Continue this session (an id from `flower sessions`, or any unique prefix of one).",
         ),
     ] = None,
     fork: Annotated[
@@ -365,13 +372,13 @@ def sessions_list(ctx: typer.Context) -> None:
 
 
 @sessions_app.command(
-    "show", cls=FlowerCommand, epilog=epilog("flower sessions show 0a1b2c3d-5e6f-4a7b-8c9d-0e1f2a3b4c5d")
+    "show", cls=FlowerCommand, epilog=epilog("flower sessions show 1a2b3c4d   # any unique prefix of a session id")
 )
 def sessions_show(
     ctx: typer.Context,
     session_id: Annotated[
         str,
-        typer.Argument(help="A session id from `flower sessions`.", metavar="SESSION_ID"),
+        typer.Argument(help="A session id from `flower sessions`, or any unique prefix of one.", metavar="SESSION_ID"),
     ],
 ) -> None:
     """Show one session's conversation, one line per message."""
