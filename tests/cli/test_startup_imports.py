@@ -37,7 +37,9 @@ def _modules_after(*args: str) -> list[str]:
     return list(json.loads(line.removeprefix("MODULES ")))
 
 
-@pytest.mark.parametrize("args", [["--help"], ["once", "--help"], ["go", "--help"], ["sessions", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["once", "--help"], ["go", "--help"], ["sessions", "--help"], ["--version"], ["version"]]
+)
 def test_help_imports_no_sdk(args: list[str]) -> None:
     loaded = _modules_after(*args)
     heavy = sorted({m.split(".")[0] for m in loaded} & set(_HEAVY))

@@ -69,7 +69,8 @@ def test_the_console_script_is_the_one_tested() -> None:
     [
         (["once", "--bogus", "hi"], ["No such option: --bogus", "flower once --help"]),
         (["once", "--budge", "3", "hi"], ["--budge", "--budget", "flower once --help"]),
-        (["once"], ["Missing argument", "prompt", "flower once --help"]),
+        # no PROMPT and nothing on stdin (an empty pipe): the prompt would come from stdin, and it is empty
+        (["once"], ["the prompt from stdin is empty", 'flower once "summarise README.md"']),
         (["once", "-b", "lots", "hi"], ["--budget", "flower once --help"]),
         (["once", "-p", "yolo", "hi"], ["--permission-mode", "yolo", "flower once --help"]),
         (["run"], ["Missing argument", "target", "flower run --help"]),

@@ -25,6 +25,7 @@ from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, 
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
 from ._postgres import PostgresSessionStore
 from ._prune import is_api_error, is_interrupted, prune
+from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
@@ -36,6 +37,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LEASE_TTL",
+    "INTERRUPT",
+    "USER_FEEDBACK",
     "EphemeralPolicy",
     "FencedSessionStore",
     "Lease",
@@ -68,6 +71,7 @@ __all__ = [
     "is_interrupted",
     "is_store_url",
     "prune",
+    "refusal",
     "relink",
     "rewrite",
     "session_index",

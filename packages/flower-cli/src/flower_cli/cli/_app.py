@@ -12,9 +12,9 @@ from typing import Annotated
 import typer
 
 from .._shared.exits import Exit, ExitCode
-from .._shared.version import __version__
-from ._argv import rewrite_argv
+from ._argv import misnamed_command, rewrite_argv
 from ._global_options import GlobalOptions
+from ._help import FlowerCommand, FlowerGroup, epilog
 
 __all__ = ["GlobalOptions", "app", "main"]
 
@@ -24,33 +24,49 @@ app = typer.Typer(
         "flower: a durable, portable runtime for long-horizon agents on the Claude Agent SDK.\n\n"
         'With no command, `flower "build X"` means `flower go "build X"`.'
     ),
-    add_completion=False,
+    cls=FlowerGroup,
+    epilog=epilog(
+        'flower "a CLI that converts CSV to JSON"    # = flower go "…"',
+        'echo "summarise README.md" | flower once',
+        "flower COMMAND --help                       # its options and an example",
+        global_options=False,
+    )
+    + "\n\nShell completion: flower --install-completion (bash, zsh, fish, PowerShell), then open a new shell.",
+    add_completion=True,
     no_args_is_help=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 sessions_app = typer.Typer(
-    help="List or show the sessions of this workspace from the run dir's sessions.db.", rich_markup_mode=None
+    help="List or show the sessions of this workspace from the run dir's sessions.db.",
+    rich_markup_mode=None,
+    cls=FlowerGroup,
+    epilog=epilog("flower sessions show 1a2b3c4d   # any unique prefix of a session id"),
 )
 app.add_typer(sessions_app, name="sessions")
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"flower {__version__}")
+        from ._versions import version_report
+
+        typer.echo(version_report(), nl=False)
         raise typer.Exit()
 
 
 @app.callback()
 def _globals(
     ctx: typer.Context,
-    workspace: Annotated[Path, typer.Option("-w", "--workspace", help="The agent's working directory.")] = Path("."),
+    workspace: Annotated[
+        Path, typer.Option("-w", "--workspace", metavar="PATH", help="The agent's working directory.")
+    ] = Path("."),
     run_dir: Annotated[
         Path | None,
         typer.Option(
             "-r",
             "--run-dir",
+            metavar="PATH",
             help="Where sessions.db, manifest.json and lineage.json live [default: <workspace>/runs].",
         ),
     ] = None,
@@ -70,13 +86,21 @@ def _globals(
         str | None,
         typer.Option(
             "--store",
+            metavar="URL",
             envvar="FLOWER_STORE_URL",
             show_envvar=True,
             help="Session store URL: sqlite:///path/sessions.db, or postgresql://user:password@host/db to share runs between machines [default: <run dir>/sessions.db].",
         ),
     ] = None,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+        bool,
+        typer.Option(
+            "-V",
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the versions of flower's distributions, the SDK and the bundled Claude Code.",
+        ),
     ] = False,
 ) -> None:
     try:
@@ -111,21 +135,34 @@ _WINDOW_HELP = (
 _NO_HANDOFF_HELP = "Let the harness compact the context itself instead of handing off to a fresh session."
 
 
-@app.command(context_settings={"allow_interspersed_args": True})
+@app.command(
+    cls=FlowerCommand,
+    context_settings={"allow_interspersed_args": True},
+    epilog=epilog('flower go --asks 3 "a CLI that converts CSV to JSON"'),
+)
 def go(
     ctx: typer.Context,
     ask: Annotated[
         list[str] | None,
-        typer.Argument(help="What to build, in a sentence (quotes optional).", metavar="ASK", show_default=False),
+        typer.Argument(
+            help="What to build, in a sentence (quotes optional); - reads it from stdin.",
+            metavar="ASK",
+            show_default=False,
+        ),
     ] = None,
     asks: Annotated[
         int | None,
-        typer.Option("--asks", help="At most N questions to you; 0 = none. [default: no limit]", show_default=False),
+        typer.Option(
+            "--asks", metavar="N", help="At most N questions to you; 0 = none. [default: no limit]", show_default=False
+        ),
     ] = None,
     rounds: Annotated[
         int | None,
         typer.Option(
-            "--rounds", help="Work rounds in all, each checked by a fresh judge. [default: 3]", show_default=False
+            "--rounds",
+            metavar="N",
+            help="Work rounds in all, each checked by a fresh judge. [default: 3]",
+            show_default=False,
         ),
     ] = None,
     no_goal: Annotated[bool, typer.Option("--no-goal", help="No goal and no judge: one work round.")] = False,
@@ -136,6 +173,7 @@ def go(
         float | None,
         typer.Option(
             "--timeout",
+            metavar="SECONDS",
             help="Seconds a question waits for you; 0 = never wait (it decides and records the assumption); inf = forever. [default: 1800]",
             show_default=False,
         ),
@@ -144,7 +182,7 @@ def go(
         bool,
         typer.Option("--isolate", help="Each worker in its own git worktree (the workspace must be a git repository)."),
     ] = False,
-    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
+    window: Annotated[str | None, typer.Option("--window", metavar="TOKENS", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
     new: Annotated[
         bool, typer.Option("--new", help="Start over: archive the brief, goal and lineage under notes/archive/.")
@@ -179,27 +217,54 @@ def go(
     )
 
 
-@app.command()
+@app.command(
+    cls=FlowerCommand,
+    epilog=epilog('flower once -t Bash,Read "run the tests and tell me what fails"'),
+)
 def once(
     ctx: typer.Context,
-    prompt: Annotated[str, typer.Argument(help="The prompt for a single agent.")],
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="The prompt for a single agent; - reads it from stdin, and so does a pipe when it is left out.",
+            metavar="PROMPT",
+            show_default=False,
+        ),
+    ] = None,
     instructions: Annotated[
-        str, typer.Option("-i", "--instructions", help="Role instructions appended to Claude Code's own.")
+        str,
+        typer.Option("-i", "--instructions", metavar="TEXT", help="Role instructions appended to Claude Code's own."),
     ] = "",
     tools: Annotated[
-        str, typer.Option("-t", "--tools", help="Comma-separated tools that run without asking.")
+        str,
+        typer.Option(
+            "-t", "--tools", metavar="TOOLS", help="Comma-separated tools that run without asking (e.g. Bash,Read)."
+        ),
     ] = "Read,Glob,Grep",
     permission_mode: Annotated[
-        PermissionMode, typer.Option("-p", "--permission-mode", help="The SDK permission mode.")
+        PermissionMode,
+        typer.Option(
+            "-p",
+            "--permission-mode",
+            metavar="MODE",
+            help="The SDK permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.",
+        ),
     ] = PermissionMode.default,
-    budget: Annotated[float | None, typer.Option("-b", "--budget", help="Hard cost cap in USD for this query.")] = None,
+    budget: Annotated[
+        float | None, typer.Option("-b", "--budget", metavar="USD", help="Hard cost cap in USD for this query.")
+    ] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", help="Continue this session id (from `flower sessions`).")
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="SESSION_ID",
+            help="Continue this session (an id from `flower sessions`, or any unique prefix of one).",
+        ),
     ] = None,
     fork: Annotated[
         bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")
     ] = False,
-    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
+    window: Annotated[str | None, typer.Option("--window", metavar="TOKENS", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run one agent once; the answer goes to stdout."""
@@ -219,13 +284,17 @@ def once(
     )
 
 
-@app.command("run")
+@app.command("run", cls=FlowerCommand, epilog=epilog("flower run flows.py:main"))
 def run_cmd(
     ctx: typer.Context,
     target: Annotated[
-        str, typer.Argument(help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).")
+        str,
+        typer.Argument(
+            help="A workflow: file.py:attr or module:attr (a Workflow, or a function returning one).",
+            metavar="TARGET",
+        ),
     ],
-    window: Annotated[str | None, typer.Option("--window", help=_WINDOW_HELP)] = None,
+    window: Annotated[str | None, typer.Option("--window", metavar="TOKENS", help=_WINDOW_HELP)] = None,
     no_handoff: Annotated[bool, typer.Option("--no-handoff", help=_NO_HANDOFF_HELP)] = False,
 ) -> None:
     """Run a workflow defined in Python."""
@@ -234,12 +303,16 @@ def run_cmd(
     run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff)
 
 
-@app.command()
+@app.command(cls=FlowerCommand, epilog=epilog("flower setup --token sk-ant-... --model claude-sonnet-4-5"))
 def setup(
     ctx: typer.Context,
-    token: Annotated[str | None, typer.Option("--token", help="API key (sk-ant-…) or gateway token.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Gateway base URL (without /v1).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model name to use by default.")] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", metavar="TOKEN", help="API key (sk-ant-…) or gateway token.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", metavar="URL", help="Gateway base URL (without /v1).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help="Model name to use by default.")] = None,
 ) -> None:
     """Store credentials in the user .env (${XDG_CONFIG_HOME:-~/.config}/flower/.env, mode 0600)."""
     from .commands.setup import run_setup_command
@@ -247,7 +320,7 @@ def setup(
     run_setup_command(ctx.obj, token=token, base_url=base_url, model=model)
 
 
-@app.command()
+@app.command(cls=FlowerCommand, epilog=epilog("flower doctor --no-probe   # everything but the paid credential probe"))
 def doctor(
     ctx: typer.Context,
     no_probe: Annotated[
@@ -260,16 +333,22 @@ def doctor(
     run_doctor(ctx.obj, probe=not no_probe)
 
 
-@app.command()
+@app.command(cls=FlowerCommand, epilog=epilog("flower analyze --html run.html   # and open run.html in a browser"))
 def analyze(
     ctx: typer.Context,
     run_dir: Annotated[
         Path | None,
-        typer.Argument(help="A run dir (or a workspace holding runs/) [default: this workspace's run dir]."),
+        typer.Argument(
+            help="A run dir (or a workspace holding runs/) [default: this workspace's run dir].",
+            metavar="RUN_DIR",
+            show_default=False,
+        ),
     ] = None,
     html: Annotated[
         Path | None,
-        typer.Option("--html", help="Also write one self-contained HTML page with the charts to this file."),
+        typer.Option(
+            "--html", metavar="PATH", help="Also write one self-contained HTML page with the charts to this file."
+        ),
     ] = None,
     wide: Annotated[
         bool, typer.Option("--wide", help="Every column, one line per row (the default fits 100 columns).")
@@ -281,6 +360,12 @@ def analyze(
     run_analyze(ctx.obj, run_dir, html, wide=wide)
 
 
+@app.command("version", cls=FlowerCommand, epilog=epilog("flower --version", global_options=False))
+def version_cmd() -> None:
+    """Print the versions of flower's distributions, the SDK and the bundled Claude Code (= flower --version)."""
+    _version(True)
+
+
 @sessions_app.callback(invoke_without_command=True)
 def sessions_list(ctx: typer.Context) -> None:
     """List this workspace's sessions (newest first)."""
@@ -290,9 +375,15 @@ def sessions_list(ctx: typer.Context) -> None:
         list_sessions(ctx.obj)
 
 
-@sessions_app.command("show")
+@sessions_app.command(
+    "show", cls=FlowerCommand, epilog=epilog("flower sessions show 1a2b3c4d   # any unique prefix of a session id")
+)
 def sessions_show(
-    ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="A session id from `flower sessions`.")]
+    ctx: typer.Context,
+    session_id: Annotated[
+        str,
+        typer.Argument(help="A session id from `flower sessions`, or any unique prefix of one.", metavar="SESSION_ID"),
+    ],
 ) -> None:
     """Show one session's conversation, one line per message."""
     from .commands.sessions import show_session
@@ -302,7 +393,11 @@ def sessions_show(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix."""
-    args = rewrite_argv(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    misnamed = misnamed_command(given)
+    if misnamed is not None:  # before anything is created or paid for
+        return _leave(ExitCode.USAGE, misnamed)
+    args = rewrite_argv(given)
     try:
         app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:

@@ -8,9 +8,9 @@ process, so this module only looks and tells:
   timeout, and a failure (offline, DNS, a bad answer) is silent and waits for the next day too;
 - at the end of the command, on stderr, one line — at most once a day per new version — says which version
   is out and the command that upgrades this installation (pip, pipx or uv tool);
-- it is off when ``FLOWER_NO_UPDATE`` is set (any non-empty value), when ``CI`` is set, for ``--help`` and
-  ``--version``, and in a source checkout (an editable install: upgrading from the index would not change
-  the code that runs, ``git pull`` does).
+- it is off when ``FLOWER_NO_UPDATE`` is set (any non-empty value), when ``CI`` is set, for ``--help``,
+  ``--version`` and shell completion, and in a source checkout (an editable install: upgrading from the
+  index would not change the code that runs, ``git pull`` does).
 
 State: ``${XDG_CONFIG_HOME:-~/.config}/flower/update-check.json`` (``checked``, ``latest``, ``notified``,
 ``notified_version``), written atomically. The index is ``FLOWER_UPDATE_URL`` (default: PyPI's JSON API for
@@ -52,7 +52,9 @@ TIMEOUT_S = 3.0  # the whole ask; it runs beside the command, so this bounds not
 # with the command's own imports for the GIL (measured: +70 ms on a short command). A command that is over
 # sooner never checks, and a run that goes on checks while it waits on the model.
 START_DELAY_S = 1.0
-_QUIET_ARGS = frozenset({"-h", "--help", "--version"})
+_QUIET_ARGS = frozenset({"-h", "--help", "--version", "-V", "--show-completion", "--install-completion"})
+# Set by the shell while it asks for completions: the answer goes to the shell, not to a person.
+_COMPLETION_VARIABLE = "_FLOWER_COMPLETE"
 
 
 def state_path(env: Mapping[str, str] | None = None) -> Path:
@@ -169,8 +171,10 @@ class UpdateCheck:
             return "FLOWER_NO_UPDATE is set"
         if self.env.get("CI"):
             return "CI is set"
-        if _QUIET_ARGS & set(args):
+        if _QUIET_ARGS & set(args) or next((a for a in args if not a.startswith("-")), None) == "version":
             return "help or version"
+        if self.env.get(_COMPLETION_VARIABLE):
+            return "shell completion"
         if self.source_checkout:
             return "a source checkout (upgrade it with git)"
         return None

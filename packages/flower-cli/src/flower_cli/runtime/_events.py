@@ -2,7 +2,8 @@
 
 ``normalize(message)`` turns one SDK message into zero or more `Event`s. Synthetic API errors (the
 harness's own "API Error: …" assistant rows) become ``kind="error"`` — never ``text`` — so they can not
-leak into a step's answer or the next step's prompt.
+leak into a step's answer or the next step's prompt. The ``tool_result`` of a call that never ran because it
+was refused carries ``payload["denied"]`` (what refused it, the tool), so a UI can say so in its own words.
 
 Background workers: the harness runs Agent-tool subagents in the background and wakes the main thread
 with a task notification when one stops, so one query has several main-thread turns, each ending in an SDK
@@ -14,6 +15,7 @@ workers are still live.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -329,7 +331,48 @@ def _user(sdk: Any, message: Any) -> list[Event]:
         if isinstance(block, sdk.ToolResultBlock):
             text = _text_of(block.content)[:500]
             payload = {**base, "tool_use_id": block.tool_use_id, "is_error": bool(block.is_error)}
+            denied = _denial(block, message.tool_use_result) if block.is_error else None
+            if denied is not None:
+                payload["denied"] = denied
             events.append(Event("tool_result", text, payload=payload, subagent=subagent))
         elif isinstance(block, sdk.TextBlock):
             events.append(Event("prompt", block.text, payload=dict(base), subagent=subagent))
     return events
+
+
+# The harness's report of a call a PreToolUse hook refused (the Runtime's own walls among them).
+_HOOK_REFUSAL = re.compile(r"PreToolUse:(?P<tool>[^\s:]+) hook error: (?P<reason>.*)", re.S)
+# The tool named in the harness's own refusals ("Claude requested permissions to use X, …", "Permission to use X …").
+_NAMED_TOOL = re.compile(r"(?:Claude requested permissions to use|Permission to use) (?P<tool>[\w.:-]+)")
+_DENIAL_KINDS = {"user-rejected": "not-allowed", "permission-rule": "rule"}
+
+
+def _denial(block: Any, tool_use_result: Any) -> dict[str, str] | None:
+    """How a tool call was refused — ``{"kind", "tool"?, "reason"?}`` — or None when it ran (or was interrupted).
+
+    Kinds: ``not-allowed`` (not among the role's allowed tools: the harness was not allowed to ask, or the
+    role's whitelist refused it), ``delegated`` (the coordinator's wall: workers do that work), ``rule`` (a deny
+    rule), ``hook`` (someone else's PreToolUse hook; ``reason`` is what it said), ``rejected`` (a person said
+    no). The SDK passes no ``toolDenialKind`` on, so this reads the harness's words, the way
+    `flower_stores.refusal` reads a stored transcript — which it asks first.
+    """
+    if isinstance(tool_use_result, dict):
+        return None  # a tool's own structured output: whatever it says, the tool ran
+    text = _text_of(block.content).lstrip()
+    hook = _HOOK_REFUSAL.match(text)
+    if hook is not None:
+        from ._guards import guard_kind
+
+        reason = hook["reason"].strip()
+        return {"kind": guard_kind(reason) or "hook", "tool": hook["tool"], "reason": reason}
+    from flower_stores import INTERRUPT, USER_FEEDBACK, refusal
+
+    result = {"type": "tool_result", "is_error": True, "content": text}
+    kind = refusal({"toolUseResult": tool_use_result, "message": {"content": [result]}}, result)
+    if kind is None or kind == INTERRUPT:
+        return None
+    denied = {"kind": "rejected" if kind == USER_FEEDBACK else _DENIAL_KINDS.get(kind, "rule")}
+    named = _NAMED_TOOL.match(text)
+    if named is not None:
+        denied["tool"] = named["tool"]
+    return denied

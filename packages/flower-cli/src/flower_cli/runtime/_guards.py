@@ -6,6 +6,7 @@ wall real on the main thread (subagents — hook input with an ``agent_id`` — 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ __all__ = [
     "HANDS_ON",
     "HARNESS_SCHEDULERS",
     "delegate_guard",
+    "guard_kind",
     "isolate_guard",
     "main_thread_guard",
     "merge_hooks",
@@ -30,6 +32,10 @@ HANDS_ON = ("Bash", "Write", "Edit", "NotebookEdit")
 HARNESS_SCHEDULERS = ("Workflow", "ScheduleWakeup", "CronCreate", "CronDelete", "CronList")
 
 Hooks = dict[str, list[Any]]
+
+# How the denials below begin and go on: `guard_kind` reads them back out of a refused call's result.
+_NOT_GIVEN = " This is deliberate, not a missing setting:"
+_COORDINATOR = "The coordinator "
 
 
 def merge_hooks(*groups: Mapping[str, Iterable[Any]] | None) -> Hooks:
@@ -111,7 +117,7 @@ def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> HookM
             return {}
         tool = data.get("tool_name", "")
         return _deny(
-            f"{role} has no {tool}. This is deliberate, not a missing setting: put your conclusion in your reply "
+            f"{role} has no {tool}.{_NOT_GIVEN} put your conclusion in your reply "
             "text, the runtime takes it from there. Do not try another way around it."
         )
 
@@ -141,9 +147,20 @@ def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/arti
         )
         if allow_glance and tool == "Bash":
             return _deny(
-                "The coordinator only runs read-only glances itself (git status, ls, cat, grep …); this command "
+                f"{_COORDINATOR}only runs read-only glances itself (git status, ls, cat, grep …); this command "
                 f"is not one. {dispatch}"
             )
-        return _deny(f"The coordinator does not use {tool} itself. {dispatch}")
+        return _deny(f"{_COORDINATOR}does not use {tool} itself. {dispatch}")
 
     return HookMatcher(matcher="|".join(HANDS_ON), hooks=[guard])
+
+
+def guard_kind(reason: str) -> str | None:
+    """Which wall above refused a call, from the reason its denial gave (as the harness reports it back):
+    ``"not-allowed"`` (`whitelist_guard`: the role was not given the tool), ``"delegated"`` (`delegate_guard`:
+    the coordinator's work is done by workers), or None for a hook of someone else's."""
+    if reason.startswith(_COORDINATOR):
+        return "delegated"
+    if re.match(r".+ has no \S+\." + re.escape(_NOT_GIVEN), reason, flags=re.S):
+        return "not-allowed"
+    return None

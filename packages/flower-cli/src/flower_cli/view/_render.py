@@ -14,6 +14,7 @@ import shutil
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..runtime import Event
@@ -44,9 +45,19 @@ def _tokens(n: int) -> str:
 class Renderer:
     """Human progress on ``stream`` (stderr by default). Feed it every `Event` of the run."""
 
-    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        verbose: bool = False,
+        color: bool | None = None,
+        allow_hint: Callable[[str], str] | None = None,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.verbose = verbose
+        # How the person lets a tool the agent was refused run (`once`: "add it with -t …"); None: no such knob.
+        self.allow_hint = allow_hint
+        self.refused = 0  # tool calls refused in this run, said again in the closing line
         self.color = self.stream.isatty() if color is None else color
         self.started = time.monotonic()
         self.cost = 0.0
@@ -55,6 +66,7 @@ class Renderer:
         self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
         self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
         self._asked: set[str] = set()  # ids of the questions already shown
+        self._tools: dict[str, str] = {}  # tool_use id -> tool name, to name a refused call
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -112,6 +124,11 @@ class Renderer:
         if not event.subagent and isinstance(p.get("context"), int) and p["context"]:
             self.context = p["context"]
         kind = event.kind
+        if kind == "tool_call" and isinstance(p.get("id"), str):
+            self._tools[p["id"]] = event.tool
+        if kind == "tool_result" and isinstance(p.get("denied"), dict):
+            self._refusal(event)
+            return
         if event.subagent and kind in ("text", "tool_call", "tool_result", "prompt", "error"):
             self._worker_event(event)
             return
@@ -172,6 +189,35 @@ class Renderer:
         elif kind == "aside":
             self.line(f"# aside: {event.text}", "magenta", wrap=True)
         # system / unknown / future kinds: nothing to show
+
+    def _refusal(self, event: Event) -> None:
+        """A refused tool call, in words for the person (the model's own text only under -v), and counted."""
+        p = event.payload
+        denied: dict[str, Any] = p["denied"]
+        self.refused += 1
+        tool = str(denied.get("tool") or self._tools.get(str(p.get("tool_use_id")), "") or "a tool")
+        kind = denied.get("kind")
+        if kind == "not-allowed":
+            said = f"{tool} was refused (not in the allowed tools)"
+            hint = self.allow_hint(tool) if self.allow_hint is not None else ""
+            said += f": {hint}" if hint else ""
+        elif kind == "delegated":
+            said = f"{tool} was refused: the coordinator leaves hands-on work to its workers (by design)"
+        elif kind == "rule":
+            said = f"{tool} was refused by a deny rule"
+        elif kind == "rejected":
+            said = f"{tool} was refused by the person asked"
+        else:
+            reason = " ".join(str(denied.get("reason") or "").split())
+            said = f"{tool} was refused by a PreToolUse hook" + (f": {reason[:200]}" if reason else "")
+        if event.subagent:
+            found = p.get("worker")
+            worker: dict[str, Any] = found if isinstance(found, dict) else {}
+            said += f" (in the worker {worker['description']!r})" if worker.get("description") else " (in a worker)"
+        self._shown_worker = None
+        self.line(f"  ! {said}", "dim" if kind == "delegated" else "yellow", wrap=True)
+        if self.verbose and event.text:
+            self.line(f"    the model was told: {' '.join(event.text.split())[:300]}", "dim", wrap=True)
 
     def _handoff(self, event: Event) -> None:
         """Near the threshold (a warning), writing, the takeover (what the successor was told), or stopped."""
@@ -281,8 +327,18 @@ class Renderer:
             if self.verbose and event.text:
                 self.line(f"    {event.text[:300]}", "dim")
 
-    def closing(self, total_cost: float, manifest: str) -> None:
-        self.line(f"\ntotal cost ${total_cost:.4f} · manifest {manifest}", "dim")
+    def closing(self, total_cost: float, manifest: str, session_id: str | None = None) -> None:
+        """The run's last line: cost, the session to ``--resume`` (in full), the manifest, refused calls."""
+        parts = [f"total cost ${total_cost:.4f}"]
+        if session_id:
+            parts.append(f"session {session_id}")
+        parts.append(f"manifest {manifest}")
+        if self.refused:
+            parts.append(f"{self.refused} tool call{'s' if self.refused != 1 else ''} refused")
+        # Not clipped to the width: a session id or a path cut short is no use to copy.
+        text = sanitize(" · ".join(parts))
+        self.stream.write("\n" + self._paint(text, "yellow" if self.refused else "dim") + "\n")
+        self.stream.flush()
 
 
 class JsonRenderer:

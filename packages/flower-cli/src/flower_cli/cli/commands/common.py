@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -28,9 +29,12 @@ __all__ = [
 ]
 
 
-def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
-    """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
-    human = Renderer(verbose=opts.verbose)
+def make_view(opts: GlobalOptions, *, allow_hint: Callable[[str], str] | None = None) -> tuple[Renderer, Any]:
+    """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout.
+
+    ``allow_hint`` says how to let a refused tool run on this command (see `Renderer`).
+    """
+    human = Renderer(verbose=opts.verbose, allow_hint=allow_hint)
     # cast: a TextIOBase, which is what the renderer uses of a TextIO (write, flush).
     return human, (JsonRenderer(cast("TextIO", STDOUT)) if opts.json else human)
 
@@ -174,11 +178,13 @@ def write_stdout(text: str) -> None:
 def finish(
     opts: GlobalOptions, view: Renderer, sink: Any, runtime: Runtime, answer: StepResult | None, **done: Any
 ) -> None:
-    """How ``once`` and ``run`` end, the same way: notes, the answer, the closing line.
+    """How ``once``, ``run`` and ``go`` end, the same way: notes, the answer, the closing line.
 
     The answer (the final step's final text) goes to stdout — or, with ``--json``, a last ``done`` event
-    carrying it and ``done``'s fields. Each step already drew its own one ``+ done``/``x failed`` line from
-    its ``result`` event; this adds the run's closing line (total cost, manifest) on stderr.
+    carrying it and ``done``'s fields; when stdout is the terminal the progress is drawn on, the answer is
+    already there and is not printed twice. Each step already drew its own one ``+ done``/``x failed`` line
+    from its ``result`` event; this adds the run's closing line (total cost, the session id to resume, the
+    manifest, refused tool calls) on stderr.
     """
     for note in runtime.manifest.notes:
         view.line(f"  ! {note}", "yellow")
@@ -196,9 +202,23 @@ def finish(
                 **done,
             }
         )
-    elif ok and text:
+    elif ok and text and not _on_the_same_terminal(view.stream):
         write_stdout(text.rstrip("\n") + "\n")
-    view.closing(runtime.total_cost(), str(runtime.manifest_path))
+    view.closing(runtime.total_cost(), str(runtime.manifest_path), answer.session_id if answer is not None else None)
+
+
+def _on_the_same_terminal(progress: Any) -> bool:
+    """Whether stdout is the very terminal the progress goes to: the renderer has shown the answer there.
+
+    Then printing it on stdout too would show it twice. Anywhere else (a pipe, a file, another terminal)
+    stdout gets the answer, and only the answer.
+    """
+    try:
+        if not (sys.stdout.isatty() and progress.isatty()):
+            return False
+        return os.fstat(sys.stdout.fileno()).st_rdev == os.fstat(progress.fileno()).st_rdev
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (captured): not a terminal
+        return False
 
 
 GATE_NOT_PASSED = "its gate did not pass in any round"

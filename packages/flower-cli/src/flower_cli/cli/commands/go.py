@@ -17,6 +17,7 @@ from .common import (
     rescued,
 )
 from .credentials import ensure_credentials, interactive, show_settings
+from .stdin_prompt import STDIN, prompt_from
 
 if TYPE_CHECKING:
     from ...go import GoSettings, GoState
@@ -89,6 +90,10 @@ def _read_ask(view: Renderer, waking: bool) -> str:
 
 def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     _check(opts)
+    from_stdin = opts.ask.strip() == STDIN
+    if from_stdin:  # `flower go -`: the whole of stdin is the request (a spec file piped in)
+        ask, _ = prompt_from(STDIN, command="flower go", example='flower go "a CLI that converts CSV to JSON"')
+        opts = replace(opts, ask=ask)
     handoff = handoff_policy(opts.window, not opts.handoff)
     view, sink = make_view(g)
     if g.verbose:
@@ -177,7 +182,14 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
             view.line(text, "bold")
         if amended:
             view.line(f"  + added to the brief: {ask} (the goal is derived again)", "green")
-    if not sys.stdin.isatty() and not g.json and opts.timeout is None:
+    if from_stdin and not sys.stdin.isatty() and opts.timeout is None:
+        view.line(
+            "  ! the request came from stdin, so nobody can answer questions there: they fall through at once "
+            "and the model records its assumptions (give the request as an argument to answer them)",
+            "yellow",
+            wrap=True,
+        )
+    elif not sys.stdin.isatty() and not g.json and opts.timeout is None:
         view.line(
             "  ! stdin is not a terminal: questions wait for lines on stdin and fall through when it ends "
             "(add --timeout 0 to let it decide on its own at once)",

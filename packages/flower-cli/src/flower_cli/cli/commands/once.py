@@ -14,6 +14,8 @@ from .common import (
     rescued,
 )
 from .credentials import ensure_credentials, show_settings
+from .session_ids import resolve_session
+from .stdin_prompt import prompt_from
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -23,7 +25,7 @@ __all__ = ["run_once"]
 
 def run_once(
     opts: GlobalOptions,
-    prompt: str,
+    prompt: str | None,
     *,
     instructions: str,
     tools: str,
@@ -38,10 +40,16 @@ def run_once(
         raise Exit(ExitCode.USAGE, "--fork branches off an existing session; give it one with --resume SESSION_ID.")
     if budget is not None and budget <= 0:
         raise Exit(ExitCode.USAGE, f"--budget must be a positive amount in USD, got {budget}.")
+    prompt, _ = prompt_from(prompt, command="flower once", example='flower once "summarise README.md"')
     if not prompt.strip():
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
     handoff = handoff_policy(window, no_handoff)
-    view, sink = make_view(opts)
+    allowed = [t.strip() for t in tools.split(",") if t.strip()]
+
+    def allow_hint(tool: str) -> str:
+        return f"add it with -t {','.join([*allowed, tool])}"
+
+    view, sink = make_view(opts, allow_hint=allow_hint)
     if opts.verbose:
         show_settings(view)
     ensure_credentials(view)
@@ -51,18 +59,14 @@ def run_once(
     from ...runtime import AgentSpec
     from .store import store_label
 
-    allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
     )
     runtime = open_runtime(opts, handoff=handoff)
     with rescued(runtime, recorded="the step is"):
-        if resume and not runtime.has_session(resume):
-            raise Exit(
-                ExitCode.USAGE,
-                f"no session {resume} for workspace {runtime.workspace} in {store_label(opts)}; "
-                "`flower sessions` lists the ones there are.",
-            )
+        if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
+            where = f"for workspace {runtime.workspace} in {store_label(opts)}"
+            resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)
         result = anyio.run(
             lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
         )

@@ -87,7 +87,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
         workflow = _as_workflow(load_target(target), target)
     except WorkflowError as exc:
         raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-    view, sink = make_view(opts)
+    view, sink = make_view(opts, allow_hint=lambda tool: f"add {tool!r} to the step's AgentSpec(allowed_tools=...)")
     if opts.verbose:
         show_settings(view)
     ensure_credentials(view)

@@ -125,6 +125,17 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
     import anyio
 
     store, project = _open(opts)
+    try:
+        from .session_ids import resolve_session
+        from .store import store_label
+
+        session_id = resolve_session(store, project, session_id, where=f"for {opts.workspace} in {store_label(opts)}")
+    except Exit:
+        store.close()
+        raise
+    except Exception as exc:
+        store.close()
+        raise _explained(exc, opts) from exc
     key = {"project_key": project, "session_id": session_id}
     try:
         entries = anyio.run(store.load, key)
