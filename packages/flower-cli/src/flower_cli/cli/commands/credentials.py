@@ -81,19 +81,26 @@ def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
 
 
 def show_settings(view: Renderer) -> None:
+    """The known settings as the run will use them, each with its source: call it after `load_dotenv`."""
     import flower_env
 
     for setting in flower_env.settings():
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
 
 
-def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
-    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe)."""
+def ensure_credentials(view: Renderer, *, probe: bool = True, verbose: bool = False) -> None:
+    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe).
+
+    ``verbose`` (-v) shows the settings once every .env source is loaded, so what is shown is what the run
+    uses (shown before the load, the base URL read "(default)" while the run went to the .env's gateway).
+    """
     import flower_env
 
     flower_env.load_dotenv()
     for note in flower_env.load_notes():
         view.line(f"  ! {note}", "yellow")
+    if verbose:
+        show_settings(view)
     url = os.environ.get("ANTHROPIC_BASE_URL")
     wrong = base_url_problem(url) if url else None
     if wrong:
@@ -120,11 +127,11 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
             return
         if verdict.verdict == "net":
             view.line(
-                f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)",
+                f"  (the probe did not get through: {verdict.detail} — treating it as a network problem, going on)",
                 "dim",
             )
             return
         what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
-        view.line(f"! {what}: {verdict.detail[:160]}", "red")
+        view.line(f"! {what}: {verdict.detail}", "red")
         if attempt == 2 or not interactive_setup(view, reason="Let's fix it; it is checked again right after."):
             raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")

@@ -17,7 +17,7 @@ from .common import (
     open_runtime,
     rescued,
 )
-from .credentials import ensure_credentials, interactive, show_settings
+from .credentials import ensure_credentials, interactive
 
 if TYPE_CHECKING:
     from ...runtime import StepResult
@@ -113,11 +113,9 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     _check(opts)
     handoff = handoff_policy(opts.window, opts.no_handoff)
     view, sink = make_view(g)
-    if g.verbose:
-        show_settings(view)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
-    ensure_credentials(view)
+    ensure_credentials(view, verbose=g.verbose)
 
     from ...go import (
         CLARIFY,

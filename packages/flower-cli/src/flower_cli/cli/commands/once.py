@@ -13,7 +13,7 @@ from .common import (
     open_runtime,
     rescued,
 )
-from .credentials import ensure_credentials, show_settings
+from .credentials import ensure_credentials
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -42,9 +42,7 @@ def run_once(
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
     handoff = handoff_policy(window, no_handoff)
     view, sink = make_view(opts)
-    if opts.verbose:
-        show_settings(view)
-    ensure_credentials(view)
+    ensure_credentials(view, verbose=opts.verbose)
 
     import anyio
 
