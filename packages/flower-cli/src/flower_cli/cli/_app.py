@@ -36,6 +36,12 @@ sessions_app = typer.Typer(
 app.add_typer(sessions_app, name="sessions")
 
 
+class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"flower {__version__}")
@@ -75,6 +81,14 @@ def _globals(
             help="Session store URL: sqlite:///path/sessions.db, or postgresql://user:password@host/db to share runs between machines [default: <run dir>/sessions.db].",
         ),
     ] = None,
+    color: Annotated[
+        ColorMode,
+        typer.Option(
+            "--color",
+            case_sensitive=False,
+            help="Colour on stderr: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
+        ),
+    ] = ColorMode.auto,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -93,7 +107,7 @@ def _globals(
         from .commands.store import check_store_url
 
         check_store_url(store)  # a malformed URL is exit 2 before anything runs
-    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None)
+    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None, color.value)
 
 
 class PermissionMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has

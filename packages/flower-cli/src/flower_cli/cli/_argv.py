@@ -6,7 +6,7 @@ from __future__ import annotations
 __all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "rewrite_argv"]
 
 COMMANDS = ("go", "once", "run", "setup", "doctor", "sessions", "analyze")
-GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store")
+GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color")
 GLOBAL_FLAGS = ("-v", "--verbose", "-W", "--workbench", "-T", "--trim", "--json")
 
 

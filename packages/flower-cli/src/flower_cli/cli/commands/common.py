@@ -28,7 +28,7 @@ __all__ = [
 
 def make_view(opts: GlobalOptions) -> tuple[Renderer, Any]:
     """The human renderer (stderr) and the event sink: the renderer itself, or JSON lines on stdout."""
-    human = Renderer(verbose=opts.verbose)
+    human: Renderer = opts.renderer()
     # cast: a TextIOBase, which is what the renderer uses of a TextIO (write, flush).
     return human, (JsonRenderer(cast("TextIO", STDOUT)) if opts.json else human)
 

@@ -20,7 +20,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     import flower_env
     import flower_resilience
 
-    view = Renderer(verbose=opts.verbose)
+    view: Renderer = opts.renderer()
     problems: list[tuple[ExitCode, str]] = []
     flower_env.load_dotenv()
 
@@ -57,7 +57,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
         else:
             code = ExitCode.OFFLINE if verdict.verdict == "net" else ExitCode.CONFIG
             problems.append((code, f"credential check: {verdict.verdict}"))
-            view.line(f"  x {verdict.verdict}: {verdict.detail[:160]}", "red")
+            view.line(f"  x {verdict.verdict}: {verdict.detail}", "red")
 
     view.line("context window", "bold")
     _show_window(view, problems)

@@ -18,7 +18,7 @@ __all__ = ["run_setup_command"]
 def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str | None, model: str | None) -> None:
     import flower_env
 
-    view = Renderer(verbose=opts.verbose)
+    view: Renderer = opts.renderer()
     flower_env.load_dotenv()
     if base_url:
         wrong = base_url_problem(base_url)
@@ -45,9 +45,9 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
         if verdict.verdict == "ok":
             view.line("+ the credential works", "green")
         elif verdict.verdict == "net":
-            view.line(f"  (could not reach the endpoint to check: {verdict.detail[:80]})", "dim")
+            view.line(f"  (could not reach the endpoint to check: {verdict.detail})", "dim")
         else:
             raise Exit(
                 ExitCode.CONFIG,
-                f"saved, but the check failed ({verdict.verdict}): {verdict.detail[:160]}; run `flower setup` again.",
+                f"saved, but the check failed ({verdict.verdict}): {verdict.detail}; run `flower setup` again.",
             )
