@@ -8,15 +8,17 @@ Claude Code's own stderr goes to a log file under the run dir.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from harness import ScriptedServer, Text
+from harness import ScriptedServer, Text, unauthorized
 
 pytestmark = pytest.mark.e2e
 
@@ -131,3 +133,149 @@ def test_colour_on_a_terminal(
     assert code == 0, shown
     assert "settings" in shown
     assert ("\x1b[" in shown) is coloured, shown
+
+
+# --- 3. the live credential probe: setup, doctor, and the first run per endpoint and key per day --------------
+
+
+def _on_a_terminal_stdin(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """stdin a pseudo-terminal (a person at the keyboard, so the probe may run), stdout and stderr captured."""
+    master, slave = os.openpty()
+    try:
+        return subprocess.run(
+            [str(FLOWER), *args],
+            cwd=cwd,
+            env={**os.environ, "FLOWER_NO_UPDATE": "1", **(env or {})},
+            stdin=slave,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def _probes(server: ScriptedServer) -> int:
+    """The probe's requests: not streamed, max_tokens 16 (Claude Code streams every request it makes)."""
+    return sum(
+        1
+        for r in server.message_requests
+        if isinstance(r.json, dict) and not r.json.get("stream") and r.json.get("max_tokens") == 16
+    )
+
+
+def test_the_probe_runs_once_a_day_per_endpoint_and_key(
+    claude_env: ScriptedServer, workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude_env.script(Text("probe ok"), Text("first answer"))
+    first = _on_a_terminal_stdin("-v", "once", "hi", cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "first answer\n" and _probes(claude_env) == 1
+    probed = isolated_home / ".config" / "flower" / ".probed"
+    assert probed.is_file() and "sk-ant-test" not in probed.read_text()
+
+    claude_env.script(Text("second answer"))
+    second = _on_a_terminal_stdin("-v", "once", "again", cwd=workspace)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "second answer\n" and _probes(claude_env) == 1, "not probed again the same day"
+    assert "checked earlier today" in second.stderr
+
+    # doctor always probes (that is what it is for)
+    claude_env.script(Text("probe ok"))
+    assert _on_a_terminal_stdin("doctor", cwd=workspace).returncode == 0
+    assert _probes(claude_env) == 2
+
+    # another key is another credential: probed again
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-1111111111111111")
+    claude_env.script(Text("probe ok"), Text("third answer"))
+    third = _on_a_terminal_stdin("once", "hi", cwd=workspace)
+    assert third.returncode == 0 and _probes(claude_env) == 3, third.stderr
+
+
+def test_a_401_after_the_days_probe_still_stops_at_once_with_exit_3(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    claude_env.script(Text("probe ok"), Text("answer"))
+    assert _on_a_terminal_stdin("once", "hi", cwd=workspace).returncode == 0
+    claude_env.script(unauthorized())  # the key was revoked since: no probe today, the run's request finds out
+    started = time.monotonic()
+    done = _on_a_terminal_stdin("once", "again", cwd=workspace)
+    assert done.returncode == 3, done.stderr
+    assert time.monotonic() - started < 60 and _probes(claude_env) == 1
+
+
+# --- 6. --json: every command, errors included ----------------------------------------------------------------
+
+
+def _json_lines(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_json_errors_are_one_object_on_stdout_with_the_exit_code(claude_env: ScriptedServer, workspace: Path) -> None:
+    usage = flower("--json", "once", "--bogus", "hi", cwd=workspace)
+    assert usage.returncode == 2
+    [error] = _json_lines(usage.stdout)
+    assert error == {"kind": "error", "exit": 2, "message": usage.stderr.strip()}
+
+    claude_env.script(unauthorized())
+    failed = flower("--json", "once", "hi", cwd=workspace)
+    assert failed.returncode == 3, failed.stderr
+    events = _json_lines(failed.stdout)
+    assert events[-2]["kind"] == "done" and events[-2]["ok"] is False
+    assert events[-1]["kind"] == "error" and events[-1]["exit"] == 3 and events[-1]["message"]
+    assert sum(1 for e in events if "exit" in e) == 1, "the command's own end is the only object with an exit"
+
+    missing = flower("--json", "analyze", str(workspace / "nowhere"), cwd=workspace)
+    assert missing.returncode == 2
+    assert _json_lines(missing.stdout) == [{"kind": "error", "exit": 2, "message": missing.stderr.strip()}]
+
+
+def test_json_sessions_show_and_doctor(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(Text("The answer is 42."))
+    assert flower("once", "what is the answer?", cwd=workspace).returncode == 0
+
+    listed = flower("--json", "sessions", cwd=workspace)
+    assert listed.returncode == 0, listed.stderr
+    [document] = _json_lines(listed.stdout)
+    assert document["kind"] == "sessions" and document["workspace"] == str(workspace.resolve())
+    [session] = document["sessions"]
+    assert session["step"] == "ad-hoc" and session["cost_usd"] > 0 and session["session_id"]
+
+    shown = flower("--json", "sessions", "show", session["session_id"], cwd=workspace)
+    assert shown.returncode == 0, shown.stderr
+    [transcript] = _json_lines(shown.stdout)
+    assert transcript["kind"] == "session" and transcript["session_id"] == session["session_id"]
+    texts = [(m["type"], m["text"]) for m in transcript["messages"]]
+    assert ("user", "what is the answer?") in texts and ("assistant", "The answer is 42.") in texts
+    assert all(m["worker"] is None for m in transcript["messages"])
+
+    doctor = flower("--json", "doctor", "--no-probe", cwd=workspace)
+    assert doctor.returncode == 0, doctor.stderr
+    [report] = _json_lines(doctor.stdout)
+    assert report["kind"] == "doctor" and report["ok"] is True and report["problems"] == []
+    assert {"key": "ANTHROPIC_BASE_URL", "value": claude_env.url, "source": "process environment"} in report["settings"]
+    assert report["endpoint"]["reachable"] is True and report["store"]["transcripts"] >= 1
+    assert "sk-ant-test-0000" not in doctor.stdout, "secrets stay masked"
+    assert doctor.stderr == "", "with --json the findings are the document, not lines on stderr"
+
+
+def test_json_doctor_with_a_problem_and_json_setup(
+    claude_env: ScriptedServer, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed_port()}")
+    done = flower("--json", "doctor", "--no-probe", cwd=workspace)
+    assert done.returncode == 4
+    report, error = _json_lines(done.stdout)
+    assert report["ok"] is False and report["endpoint"] == {
+        "host": "127.0.0.1",
+        "port": report["endpoint"]["port"],
+        "reachable": False,
+        "error": "connection refused",
+    }
+    assert error["kind"] == "error" and error["exit"] == 4 and "not reachable" in error["message"]
+
+    saved = flower("--json", "setup", "--token", "gw-token-123", cwd=workspace)
+    assert saved.returncode == 0, saved.stderr
+    [result] = _json_lines(saved.stdout)
+    assert result["kind"] == "setup" and result["saved"].endswith("/flower/.env") and result["probe"] is None

@@ -311,16 +311,22 @@ def sessions_show(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix."""
+    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix.
+
+    A command that fails says why in one line on stderr; with ``--json`` the same message is also the last
+    line on stdout, as ``{"kind": "error", "exit": N, "message": "..."}``, so a program reading the events
+    learns how the command ended without parsing stderr.
+    """
     args = rewrite_argv(list(sys.argv[1:] if argv is None else argv))
+    json_mode = _asks_for_json(args)
     try:
         app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
-        return _leave(exc.code, exc.message)
+        return _leave(exc.code, exc.message, json_mode)
     except typer.Exit as exc:
         return _settled(int(exc.exit_code or 0))
     except (typer.Abort, KeyboardInterrupt):
-        return _leave(ExitCode.INTERRUPTED, "interrupted")
+        return _leave(ExitCode.INTERRUPTED, "interrupted", json_mode)
     except Exception as exc:
         # Usage errors (typer's own click, see _usage.usage_error_type) and trouble with flower's files
         # that no command translated itself; anything else is a bug and keeps its traceback.
@@ -331,15 +337,27 @@ def main(argv: list[str] | None = None) -> int:
         known = explain(exc, command=f"flower {named}" if named else "flower")
         if known is None:
             raise
-        return _leave(*known)
+        return _leave(*known, json_mode)
     return _settled(0)
 
 
-def _leave(code: ExitCode, message: str) -> int:
+def _asks_for_json(args: list[str]) -> bool:
+    """``--json`` among the options (not after ``--``, where it would be a prompt's words)."""
+    end = args.index("--") if "--" in args else len(args)
+    return "--json" in args[:end]
+
+
+def _leave(code: ExitCode, message: str, json_mode: bool = False) -> int:
     if message:
         from ..view import sanitize
 
         sys.stderr.write(sanitize(message) + "\n")
+    if json_mode and code != ExitCode.DONE:
+        import json
+
+        from ..view import STDOUT
+
+        STDOUT.write(json.dumps({"kind": "error", "exit": int(code), "message": message}, ensure_ascii=False) + "\n")
     return _settled(int(code))
 
 

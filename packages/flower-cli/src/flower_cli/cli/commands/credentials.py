@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
@@ -41,7 +42,7 @@ def _ask(view: Renderer, question: str, hint: str) -> str:
     return line.strip()
 
 
-def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> None:
+def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> Path:
     import flower_env
 
     try:
@@ -54,6 +55,7 @@ def save(view: Renderer, token: str, base_url: str | None, model: str | None) ->
         raise (exc if known is None else Exit(*known)) from exc
     flower_env.load_dotenv(path, override=True)
     view.line(f"+ saved: {path} (readable only by you)", "green")
+    return path
 
 
 def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
@@ -120,10 +122,17 @@ def ensure_credentials(view: Renderer, *, probe: bool = True, verbose: bool = Fa
             raise Exit(ExitCode.CONFIG, problem)
     if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
         return
+    if flower_env.probed_today():
+        # A paid request per command adds up: one a day per endpoint and credential (setup and doctor always
+        # probe). A credential revoked since is still caught: the run's first 401 stops it with exit 3.
+        if verbose:
+            view.line(f"  (credential checked earlier today; {flower_env.probed_path()})", "dim")
+        return
     for attempt in (1, 2):
         view.line("- checking the credential…", "dim")
         verdict = flower_env.probe_credentials()
         if verdict.verdict in ("ok",):
+            flower_env.remember_probe()
             return
         if verdict.verdict == "net":
             view.line(
