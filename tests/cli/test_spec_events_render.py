@@ -121,7 +121,7 @@ def test_renderer_accumulates_cost_and_context_across_events() -> None:
 def test_words_meant_to_be_read_wrap_and_nothing_is_clipped() -> None:
     out = io.StringIO()
     view = Renderer(out, color=False)
-    view.width = 40
+    view.width, view.fold = 40, True
     warning = "stdin is not a terminal: questions wait for lines on stdin (add --timeout 0 to decide at once)"
     view(Event("notice", warning))
     view(Event("tool_call", "x" * 80, tool="Bash"))

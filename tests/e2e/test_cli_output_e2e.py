@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ScriptedServer, Text, unauthorized
+from harness import ScriptedServer, Text, bash, unauthorized
 
 pytestmark = pytest.mark.e2e
 
@@ -279,3 +279,106 @@ def test_json_doctor_with_a_problem_and_json_setup(
     assert saved.returncode == 0, saved.stderr
     [result] = _json_lines(saved.stdout)
     assert result["kind"] == "setup" and result["saved"].endswith("/flower/.env") and result["probe"] is None
+
+
+# --- 2. an unreachable endpoint is said within 5 s, with or without a terminal -----------------------------------
+
+
+def _first_lines(proc: subprocess.Popen[str], stream: str, want: str, deadline_s: float) -> tuple[str, float]:
+    """Read ``stream`` of ``proc`` line by line until a line contains ``want`` or the deadline passes."""
+    import selectors
+
+    pipe = getattr(proc, stream)
+    assert pipe is not None
+    os.set_blocking(pipe.fileno(), False)
+    selector = selectors.DefaultSelector()
+    selector.register(pipe, selectors.EVENT_READ)
+    started, seen = time.monotonic(), ""
+    while time.monotonic() - started < deadline_s:
+        for _ in selector.select(timeout=0.1):
+            chunk = os.read(pipe.fileno(), 65536).decode("utf-8", "replace")
+            seen += chunk
+            for line in seen.splitlines():
+                if want in line:
+                    return line, time.monotonic() - started
+    return seen, time.monotonic() - started
+
+
+def _start(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    environ = {**os.environ, "FLOWER_NO_UPDATE": "1", **env}
+    environ.pop("COLUMNS", None)  # into a pipe a message is one line
+    return subprocess.Popen(
+        [str(FLOWER), *args],
+        cwd=cwd,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_closed_port_is_said_within_5_seconds_without_a_terminal(claude_env: ScriptedServer, workspace: Path) -> None:
+    port = closed_port()
+    proc = _start("once", "hi", cwd=workspace, env={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+    try:
+        line, took = _first_lines(proc, "stderr", "cannot reach", 5.0)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert took < 5.0, f"nothing said within 5 s: {line!r}"
+    for fragment in (
+        f"127.0.0.1:{port}",  # what was tried
+        "connection refused",  # the error
+        f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port} (from process environment)",  # where it came from
+        "`flower doctor`",
+        "waiting up to 60 min",  # how long it will wait
+        "Ctrl-C stops",
+    ):
+        assert fragment in line, (fragment, line)
+    assert claude_env.message_requests == [], "nothing is sent into a closed port"
+
+
+def test_the_run_starts_when_the_endpoint_comes_back(claude_env: ScriptedServer, workspace: Path) -> None:
+    port = closed_port()
+    proc = _start("--json", "once", "hi", cwd=workspace, env={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+    try:
+        notice, took = _first_lines(proc, "stdout", '"offline": true', 5.0)
+        assert took < 5.0, notice
+        event = json.loads(notice)
+        assert event["kind"] == "notice" and event["payload"]["port"] == port and event["payload"]["wait_s"] == 3600
+        with ScriptedServer(port=port) as back:
+            back.script(Text("back again"))
+            out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert f"127.0.0.1:{port} answers again; starting" in err
+    assert json.loads(out.splitlines()[-1])["text"] == "back again"
+
+
+# --- 7. a heartbeat while a tool runs ---------------------------------------------------------------------------
+
+SLOW = 'python3 -c "import time; time.sleep(5)"'  # the harness refuses a bare `sleep N`
+
+
+def test_a_heartbeat_on_a_terminal_while_a_tool_runs(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash(SLOW), Text("slept"))
+    code, shown = _stderr_on_a_terminal("once", "-t", "Bash", "wait a bit", cwd=workspace, env={})
+    assert code == 0, shown
+    beats = [part for part in shown.split("\r\x1b[K") if "running Bash" in part and "…" in part]
+    assert beats, shown
+    assert all("\n" not in beat.split("\x1b[0m")[0] for beat in beats), "drawn in place, never as a new line"
+    assert any("· 0:0" in beat for beat in beats), "with the tool's elapsed time"
+    assert len(beats) <= 4, "at most one redraw every couple of seconds"
+    assert "+ done" in shown
+
+
+def test_no_heartbeat_into_a_pipe_for_a_short_wait(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(bash(SLOW), Text("slept"))
+    done = flower("once", "-t", "Bash", "wait a bit", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "slept\n", "stdout holds the answer only"
+    assert "\r" not in done.stderr and "running Bash" not in done.stderr

@@ -5,10 +5,18 @@ the renderer's own colours reach the terminal). The status line keeps elapsed ti
 and the cumulative cost across the whole run — one renderer lives for the whole command (the original made
 a new one per event on ``once`` and always showed $0.00).
 
-Nothing a person must read is cut: every line folds at the terminal's width onto indented continuation lines,
-and a word longer than the width (a path, a URL) is kept whole on a line of its own, never broken or clipped.
+Nothing a person must read is cut. On a terminal every line folds at its width onto indented continuation
+lines, and a word longer than the width (a path, a URL) is kept whole on a line of its own, never broken or
+clipped; into a pipe or a file each message stays one whole line (for grep and logs) unless ``COLUMNS`` asks
+for a width.
 Colour follows ``--color`` (`use_color`): ``auto`` means a terminal, unless ``NO_COLOR`` is set (or
 ``FORCE_COLOR`` asks for it without one).
+
+The heartbeat: while something is waited for — a tool running (a worker is a tool call too), a request the
+harness retries, a network that is down — one line says what and for how long. On a terminal it is redrawn
+in place every couple of seconds (the only line ever shortened, in its middle) and erased before anything
+else is written; it hides while a question waits for the person. Into a pipe it is a plain line, once a wait
+passes a minute and once a minute after that, so a CI log shows the run is alive without filling up.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import re
 import shutil
 import sys
 import textwrap
+import threading
 import time
 from typing import Any, TextIO
 
@@ -50,6 +59,15 @@ def use_color(stream: TextIO, mode: str = "auto") -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    return _is_terminal(stream)
+
+
+def _columns_asked() -> int | None:
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def _is_terminal(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # a closed or fake stream
@@ -58,15 +76,17 @@ def use_color(stream: TextIO, mode: str = "auto") -> bool:
 
 def terminal_width(stream: TextIO) -> int:
     """The columns ``stream`` has: ``COLUMNS`` when set, else its terminal's, else stdout's, else 100."""
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    asked = _columns_asked()
+    if asked is not None:
+        return asked
     try:
         if stream.isatty():
-            return os.get_terminal_size(stream.fileno()).columns
+            columns = os.get_terminal_size(stream.fileno()).columns
+            if columns > 0:  # a terminal that does not know its size says 0
+                return columns
     except (AttributeError, ValueError, OSError):
         pass
-    return shutil.get_terminal_size((100, 24)).columns
+    return shutil.get_terminal_size((100, 24)).columns or 100
 
 
 def shorten_middle(text: str, width: int) -> str:
@@ -97,8 +117,23 @@ def _tokens(n: int) -> str:
 class Renderer:
     """Human progress on ``stream`` (stderr by default). Feed it every `Event` of the run."""
 
-    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False, color: bool | None = None) -> None:
-        """``color``: None decides by `use_color` (``auto``: a terminal, ``NO_COLOR``, ``FORCE_COLOR``)."""
+    # The heartbeat's pace (seconds): a wait shorter than ``heartbeat_after`` shows nothing; on a terminal the
+    # line is redrawn every ``heartbeat_every``; into a pipe a plain line every ``plain_every``.
+    heartbeat_after = 2.0
+    heartbeat_every = 2.0
+    plain_every = 60.0
+    _tick = 0.25
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        verbose: bool = False,
+        color: bool | None = None,
+        live: bool | None = None,
+    ) -> None:
+        """``color``: None decides by `use_color` (``auto``: a terminal, ``NO_COLOR``, ``FORCE_COLOR``).
+        ``live``: redraw the heartbeat in place (default: when ``stream`` is a terminal)."""
         self.stream = stream or sys.stderr
         self.verbose = verbose
         self.color = use_color(self.stream) if color is None else color
@@ -106,9 +141,20 @@ class Renderer:
         self.cost = 0.0
         self.context = 0
         self.width = max(_MIN_WIDTH, min(terminal_width(self.stream), _MAX_WIDTH))
+        # Fold long lines on a terminal (or at an asked-for COLUMNS); a pipe keeps each message one line.
+        self.fold = _is_terminal(self.stream) or _columns_asked() is not None
         self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
         self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
         self._asked: set[str] = set()  # ids of the questions already shown
+        self.live = _is_terminal(self.stream) if live is None else live
+        self._lock = threading.RLock()  # the ticker thread writes too
+        self._waits: dict[str, tuple[str, float]] = {}  # what is being waited for: key -> (label, since)
+        self._questions: set[str] = set()  # questions waiting for the person: the heartbeat hides meanwhile
+        self._beat_shown = False  # a heartbeat line is on the terminal, without its newline
+        self._beat_drawn = 0.0
+        self._plain_said = 0.0
+        self._ticker: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     # --- output -----------------------------------------------------------------------------------
 
@@ -117,18 +163,20 @@ class Renderer:
         return f"\x1b[{codes[style]}m{text}\x1b[0m" if self.color and style in codes else text
 
     def line(self, text: str, style: str = "", *, wrap: bool = True) -> None:
-        """Write ``text``, each of its lines folded at the width onto indented continuation lines: nothing is
-        cut, and a word longer than the width (a path) stays whole on a line of its own. ``wrap=False``
-        writes the lines as they are (text already laid out)."""
+        """Write ``text``, each of its lines folded (when ``fold``) at the width onto indented continuation
+        lines: nothing is cut, and a word longer than the width (a path) stays whole on a line of its own.
+        ``wrap=False`` writes the lines as they are (text already laid out)."""
         out: list[str] = []
         for raw in sanitize(text).splitlines() or [""]:
             out.extend(self._fit(raw) if wrap else [raw])
-        for fitted in out:
-            self.stream.write(self._paint(fitted, style) + "\n" if style else fitted + "\n")
-        self.stream.flush()
+        with self._lock:
+            self._erase_beat()
+            for fitted in out:
+                self.stream.write(self._paint(fitted, style) + "\n" if style else fitted + "\n")
+            self.stream.flush()
 
     def _fit(self, raw: str) -> list[str]:
-        if len(raw) <= self.width:
+        if not self.fold or len(raw) <= self.width:
             return [raw]
         body = raw.lstrip(" ")
         indent = " " * (len(raw) - len(body))
@@ -142,6 +190,137 @@ class Renderer:
             break_long_words=False,
             break_on_hyphens=False,
         ) or [raw]
+
+    # --- the heartbeat ------------------------------------------------------------------------------
+
+    def begin_wait(self, key: str, label: str) -> None:
+        """Something is being waited for (``key`` names it, ``label`` says it): the heartbeat shows it."""
+        with self._lock:
+            since = self._waits[key][1] if key in self._waits else time.monotonic()
+            self._waits[key] = (sanitize(" ".join(label.split())), since)
+            if self._ticker is None:
+                self._ticker = threading.Thread(target=self._beat_loop, name="flower-heartbeat", daemon=True)
+                self._ticker.start()
+
+    def end_wait(self, key: str) -> None:
+        with self._lock:
+            self._waits.pop(key, None)
+            if not self._waits:
+                self._erase_beat()
+
+    def _end_waits(self, prefix: str = "") -> None:
+        with self._lock:
+            for key in [k for k in self._waits if k.startswith(prefix)]:
+                del self._waits[key]
+            if not self._waits:
+                self._erase_beat()
+
+    def heartbeat(self, now: float | None = None) -> str | None:
+        """The heartbeat's text now (None: nothing waited for long enough, or a question is open)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if not self._waits or self._questions:
+                return None
+            label, since = min(self._waits.values(), key=lambda wait: wait[1])  # the longest wait
+            more = len(self._waits) - 1
+        if now - since < self.heartbeat_after:
+            return None
+        parts = [f"{label} · {_clock(now - since)}"]
+        if more:
+            parts.append(f"+{more} more")
+        parts.append(self.status().strip(" -"))
+        return "  … " + " · ".join(parts)
+
+    def _erase_beat(self) -> None:
+        if self._beat_shown:
+            self.stream.write("\r\x1b[K")
+            self._beat_shown = False
+
+    def _beat_loop(self) -> None:
+        while not self._stopped.wait(self._tick):
+            try:
+                self._beat()
+            except (OSError, ValueError):  # the terminal went away: the heartbeat stops, the run does not
+                return
+
+    def _beat(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            text = self.heartbeat(now)
+            if text is None:
+                if self._beat_shown:
+                    self._erase_beat()
+                    self.stream.flush()
+                return
+            if self.live:
+                if self._beat_shown and now - self._beat_drawn < self.heartbeat_every:
+                    return
+                # One column short of the terminal: a line that fills it would wrap, and \r could not erase it.
+                room = max(20, min(self.width, terminal_width(self.stream)) - 1)
+                self.stream.write("\r\x1b[K" + self._paint(shorten_middle(text, room), "dim"))
+                self._beat_shown, self._beat_drawn = True, now
+            else:
+                since = min(since for _, since in self._waits.values())
+                if now - since < self.plain_every or now - self._plain_said < self.plain_every:
+                    return
+                self.stream.write(text + "\n")
+                self._plain_said = now
+            self.stream.flush()
+
+    def stop(self) -> None:
+        """End the heartbeat (the run is over): its line is erased, its thread ends."""
+        self._stopped.set()
+        with self._lock:
+            self._waits.clear()
+            self._erase_beat()
+            self.stream.flush()
+
+    def _track(self, event: Event) -> None:
+        """What the heartbeat waits on: tools between their call and their result, retries, open questions."""
+        p = event.payload
+        kind = event.kind
+        if kind == "tool_call" and isinstance(p.get("id"), str):
+            if event.tool in ("Agent", "Task"):
+                inp = p.get("input") or {}
+                what = " ".join(str(inp.get("description") or inp.get("prompt") or "").split())
+                label = f"worker {what}" if what else "a worker"
+            else:
+                label = f"running {event.tool}" + (f" {event.text}" if event.text else "")
+            self.begin_wait(f"tool:{p['id']}", label)
+        elif kind == "tool_result" and isinstance(p.get("tool_use_id"), str):
+            self.end_wait(f"tool:{p['tool_use_id']}")
+        elif kind == "retry":
+            self._track_retry(event)
+        elif kind == "system" and p.get("subtype") == "api_retry":
+            attempt, most = p.get("attempt"), p.get("max_retries")
+            why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
+            self.begin_wait(
+                "harness-retry", f"request failed ({why}), Claude Code retries: attempt {attempt} of {most}"
+            )
+        elif kind in ("text", "thinking", "turn") and not event.subagent:
+            self.end_wait("harness-retry")  # an answer came through
+        elif kind == "result":
+            self._end_waits()
+        elif kind == "ask":
+            qid, state = str(p.get("id") or ""), str(p.get("state") or "")
+            with self._lock:
+                if state == "asked":
+                    self._questions.add(qid)
+                    self._erase_beat()
+                else:
+                    self._questions.discard(qid)
+
+    def _track_retry(self, event: Event) -> None:
+        p = event.payload
+        stage, attempt = p.get("kind"), p.get("attempt")
+        if stage == "offline":
+            self.begin_wait("retry", f"attempt {attempt} lost the endpoint; waiting for it to answer")
+        elif stage == "backoff":
+            wait = p.get("wait_s")
+            after = f" in {wait:.0f} s" if isinstance(wait, (int, float)) else ""
+            self.begin_wait("retry", f"attempt {attempt} failed; attempt {(attempt or 0) + 1}{after}")
+        elif stage in ("online", "resumed", "restarted", "gave_up"):
+            self.end_wait("retry")
 
     def status(self) -> str:
         parts = []
@@ -162,6 +341,7 @@ class Renderer:
         self.render(event)
 
     def render(self, event: Event) -> None:
+        self._track(event)
         p = event.payload
         if not event.subagent and isinstance(p.get("context"), int) and p["context"]:
             self.context = p["context"]
@@ -213,6 +393,12 @@ class Renderer:
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
             self.line(f"  ~ {event.text}", "yellow")
+        elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1:
+            # Said once, as a line (a pipe sees it too); later attempts only move the heartbeat.
+            why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
+            self.line(
+                f"  ~ a request failed ({why}); Claude Code retries it, up to {p.get('max_retries')} times", "yellow"
+            )
         elif kind == "task":
             self._task(event)
         elif kind == "step":
@@ -337,6 +523,7 @@ class Renderer:
                 self.line(f"    {event.text[:300]}", "dim")
 
     def closing(self, total_cost: float, manifest: str) -> None:
+        self.stop()
         self.line(f"\ntotal cost ${total_cost:.4f} · manifest {manifest}", "dim")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
@@ -90,11 +91,15 @@ def show_settings(view: Renderer) -> None:
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
 
 
-def ensure_credentials(view: Renderer, *, probe: bool = True, verbose: bool = False) -> None:
+def ensure_credentials(
+    view: Renderer, *, probe: bool = True, verbose: bool = False, reach: bool = False, sink: Any = None
+) -> None:
     """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe).
 
     ``verbose`` (-v) shows the settings once every .env source is loaded, so what is shown is what the run
     uses (shown before the load, the base URL read "(default)" while the run went to the .env's gateway).
+    ``reach`` (a run): before the probe, look at the endpoint and wait for it if it is not there, saying so at
+    once (`reach.reach_endpoint`; ``sink``: the ``--json`` event sink, which hears it too).
     """
     import flower_env
 
@@ -120,6 +125,10 @@ def ensure_credentials(view: Renderer, *, probe: bool = True, verbose: bool = Fa
         view.line("First run? One credential is all flower needs.", "yellow")
         if not interactive_setup(view):
             raise Exit(ExitCode.CONFIG, problem)
+    if reach:
+        from .reach import reach_endpoint
+
+        reach_endpoint(view, sink=sink)
     if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
         return
     if flower_env.probed_today():

@@ -115,7 +115,7 @@ def run_go(g: GlobalOptions, opts: GoOptions) -> None:
     view, sink = make_view(g)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
-    ensure_credentials(view, verbose=g.verbose)
+    ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
 
     from ...go import (
         CLARIFY,

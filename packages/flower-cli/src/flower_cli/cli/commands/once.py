@@ -42,7 +42,7 @@ def run_once(
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
     handoff = handoff_policy(window, no_handoff)
     view, sink = make_view(opts)
-    ensure_credentials(view, verbose=opts.verbose)
+    ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
     import anyio
 

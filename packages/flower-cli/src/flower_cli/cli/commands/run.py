@@ -89,7 +89,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
     except WorkflowError as exc:
         raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
     view, sink = make_view(opts)
-    ensure_credentials(view, verbose=opts.verbose)
+    ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
     import anyio
 
