@@ -243,3 +243,20 @@ def test_the_heartbeat_hides_while_a_question_waits_and_shows_retries() -> None:
     assert "attempt 1 failed; attempt 2 in 4 s" in screen.getvalue()
     view(Event("retry", "resuming", payload={"kind": "resumed", "attempt": 2}))
     assert view.heartbeat(time.monotonic() + 10) is None
+
+
+def test_the_harness_log_appends_counts_visible_lines_and_never_raises(tmp_path: Any) -> None:
+    import stat
+
+    from flower_cli.runtime._harness_log import HarnessLog
+
+    log = HarnessLog(tmp_path / "harness.log")
+    log.write("\x1b[?25h")  # a bare cursor code: kept, not counted
+    log.write("warning: something the harness wanted to say")
+    assert log.lines == 1
+    text = (tmp_path / "harness.log").read_text()
+    assert text.startswith("--- ") and text.count("--- ") == 1 and "something the harness wanted to say" in text
+    assert stat.S_IMODE((tmp_path / "harness.log").stat().st_mode) == 0o600
+    gone = HarnessLog(tmp_path / "missing-dir" / "harness.log")
+    gone.write("lost")  # no folder: dropped quietly, the run goes on
+    assert gone.lines == 0

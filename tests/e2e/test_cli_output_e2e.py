@@ -382,3 +382,26 @@ def test_no_heartbeat_into_a_pipe_for_a_short_wait(claude_env: ScriptedServer, w
     assert done.returncode == 0, done.stderr
     assert done.stdout == "slept\n", "stdout holds the answer only"
     assert "\r" not in done.stderr and "running Bash" not in done.stderr
+
+
+# --- 8. Claude Code's own diagnostics go to a log file under the run dir -----------------------------------------
+
+
+def test_claude_codes_stderr_goes_to_the_run_dirs_harness_log(claude_env: ScriptedServer, workspace: Path) -> None:
+    # Bun's verbose fetch logging makes the real binary write every request to its stderr (headers included).
+    claude_env.script(Text("logged"))
+    done = flower("once", "hi", cwd=workspace, env={"BUN_CONFIG_VERBOSE_FETCH": "curl"})
+    assert done.returncode == 0, done.stderr
+    log = workspace / "runs" / "harness.log"
+    assert log.is_file() and (log.stat().st_mode & 0o777) == 0o600, "it may hold request headers"
+    text = log.read_text()
+    assert text.startswith("--- ") and "/v1/messages" in text
+    assert "/v1/messages" not in done.stderr, "the terminal no longer gets the harness's own output"
+    pointer = [line for line in done.stderr.splitlines() if "of its own diagnostics" in line]
+    assert len(pointer) == 1 and str(log) in pointer[0]
+
+    claude_env.script(Text("quiet"))
+    quiet = flower("--json", "once", "hi", cwd=workspace)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "diagnostics" not in quiet.stderr, "nothing said when the harness said nothing"
+    assert json.loads(quiet.stdout.splitlines()[-1])["harness_log"] is None

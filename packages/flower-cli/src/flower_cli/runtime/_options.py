@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,15 @@ def build_options(
     hooks: dict[str, list[Any]] | None = None,
     env: dict[str, str] | None = None,
     flush: str = "eager",
+    stderr: Callable[[str], None] | None = None,
 ) -> Any:
     """Build the SDK options for one attempt of ``spec``.
 
     The role's instructions are **appended** to Claude Code's own system prompt, never replacing it.
     ``portable`` reads no user or project settings (``setting_sources=[]``), so a run behaves the same on
     every machine. ``fork`` and ``resume_at`` only mean something with ``resume``; without it they are
-    ignored with a warning.
+    ignored with a warning. ``stderr`` receives the harness's own stderr, line by line (without it the
+    harness writes to the terminal it inherits).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -81,6 +83,8 @@ def build_options(
     merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
     if merged_env:
         values["env"] = merged_env
+    if stderr is not None:
+        values["stderr"] = stderr
     if resume:
         values["resume"] = resume
         if fork:

@@ -180,6 +180,13 @@ def finish(
     """
     for note in runtime.manifest.notes:
         view.line(f"  ! {note}", "yellow")
+    diagnostics = runtime.harness_log.lines
+    if diagnostics:
+        view.line(
+            f"  ! Claude Code wrote {diagnostics} line{'s' if diagnostics != 1 else ''} of its own diagnostics "
+            f"to {runtime.harness_log.path}",
+            "yellow",
+        )
     ok = answer is not None and answer.ok and not done.get("failed_at")
     text = answer.text if answer is not None else ""
     if opts.json:
@@ -191,6 +198,7 @@ def finish(
                 "error": answer.error if answer else None,
                 "session_id": answer.session_id if answer else None,
                 "cost_usd": runtime.total_cost(),
+                "harness_log": str(runtime.harness_log.path) if diagnostics else None,
                 **done,
             }
         )
