@@ -88,8 +88,11 @@ def test_usage_errors_are_one_line_and_exit_2(
     isolated_home: Path, workspace: Path, args: list[str], fragments: list[str]
 ) -> None:
     done = flower(*args, cwd=workspace, timeout=60)
-    one_line_error(done, 2, *fragments)
-    assert done.stdout == ""
+    line = one_line_error(done, 2, *fragments)
+    if "--json" in args:  # a program reading stdout gets the same error as one JSON object
+        assert [json.loads(out) for out in done.stdout.splitlines()] == [{"kind": "error", "exit": 2, "message": line}]
+    else:
+        assert done.stdout == ""
     assert not (workspace / "runs").exists(), "a usage error must not touch the run dir"
 
 

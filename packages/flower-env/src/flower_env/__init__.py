@@ -10,6 +10,7 @@ from ._keys import DEFAULT_BASE_URL, KNOWN_KEYS, REQUIRED_ANY
 from ._load import load_dotenv, load_notes, source_of
 from ._paths import user_env_path
 from ._probe import DEFAULT_PROBE_MODEL, ProbeResult, Verdict, probe_credentials
+from ._probed import probe_fingerprint, probed_path, probed_today, remember_probe
 from ._write import EnvFileError, setup_values, write_user_env
 
 __version__ = "0.1.0"
@@ -30,6 +31,10 @@ __all__ = [
     "load_notes",
     "mask",
     "probe_credentials",
+    "probe_fingerprint",
+    "probed_path",
+    "probed_today",
+    "remember_probe",
     "settings",
     "setup_values",
     "source_of",

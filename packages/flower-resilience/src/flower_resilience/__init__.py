@@ -8,7 +8,7 @@ run starts.
 from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
 from ._launcher import default_cli_path, is_tethered, tether, tethered_cli_path
 from ._policy import RESUME_PROMPT, Resilience, human_wait
-from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, wait_online
+from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, unreachable_reason, wait_online
 from ._query import EventHandler, QueryFunction, ResilientQuery, is_synthetic, resilient_query
 from ._record import Attempt, AttemptRecord, EventKind, ResilienceError, ResilienceEvent
 
@@ -43,5 +43,6 @@ __all__ = [
     "retry_hint",
     "tether",
     "tethered_cli_path",
+    "unreachable_reason",
     "wait_online",
 ]

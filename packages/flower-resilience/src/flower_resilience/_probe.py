@@ -21,7 +21,15 @@ import anyio
 
 from ._policy import Resilience, human_wait
 
-__all__ = ["DEFAULT_BASE_URL", "Notify", "endpoint", "reachable", "reachable_sync", "wait_online"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "Notify",
+    "endpoint",
+    "reachable",
+    "reachable_sync",
+    "unreachable_reason",
+    "wait_online",
+]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -62,36 +70,51 @@ async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:  # noqa
 
 
 def reachable_sync(host: str, port: int, timeout: float = 5.0) -> bool:
-    """`reachable` for code without an event loop (a CLI's ``doctor``), with the same overall timeout.
+    """`reachable` for code without an event loop (a CLI's ``doctor``), with the same overall timeout."""
+    return unreachable_reason(host, port, timeout) is None
+
+
+def unreachable_reason(host: str, port: int, timeout: float = 5.0) -> str | None:
+    """None when ``host`` resolves and accepts a TCP connection on ``port`` within ``timeout`` seconds; else why
+    not, in a few words a person can act on ("connection refused", "no such host (DNS: …)", "no answer within
+    5 s"). No event loop needed; nothing is sent.
 
     getaddrinfo has no timeout of its own, so it runs in a daemon thread that is abandoned if it hangs.
     """
     deadline = time.monotonic() + timeout
     found: list[list[Any]] = []
+    failed: list[OSError] = []
 
     def resolve() -> None:
         try:
             found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError:
+        except OSError as exc:
+            failed.append(exc)
             found.append([])
 
     resolver = threading.Thread(target=resolve, name="flower-resilience-dns", daemon=True)
     resolver.start()
     resolver.join(timeout)
-    if not found or not found[0]:
-        return False
+    if not found:
+        return f"no DNS answer for {host} within {human_wait(timeout)}"
+    if not found[0]:
+        detail = failed[0].strerror if failed and failed[0].strerror else "no address"
+        return f"no such host {host} (DNS: {detail})"
+    last = "no address to connect to"
     for family, kind, proto, _, address in found[0]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return False
+            return f"no answer within {human_wait(timeout)}"
         try:
             with socket.socket(family, kind, proto) as sock:
                 sock.settimeout(remaining)
                 sock.connect(address)
-                return True
-        except OSError:
-            continue
-    return False
+                return None
+        except TimeoutError:
+            last = f"no answer within {human_wait(timeout)}"
+        except OSError as exc:
+            last = (exc.strerror or type(exc).__name__).lower()
+    return last
 
 
 async def _call(callback: Callable[..., Any] | None, *args: Any) -> None:

@@ -47,6 +47,12 @@ sessions_app = typer.Typer(
 app.add_typer(sessions_app, name="sessions")
 
 
+class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 def _version(value: bool) -> None:
     if value:
         from ._versions import version_report
@@ -92,6 +98,14 @@ def _globals(
             help="Session store URL: sqlite:///path/sessions.db, or postgresql://user:password@host/db to share runs between machines [default: <run dir>/sessions.db].",
         ),
     ] = None,
+    color: Annotated[
+        ColorMode,
+        typer.Option(
+            "--color",
+            case_sensitive=False,
+            help="Colour on stderr: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
+        ),
+    ] = ColorMode.auto,
     version: Annotated[
         bool,
         typer.Option(
@@ -117,7 +131,7 @@ def _globals(
         from .commands.store import check_store_url
 
         check_store_url(store)  # a malformed URL is exit 2 before anything runs
-    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None)
+    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None, color.value)
 
 
 class PermissionMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
@@ -392,20 +406,26 @@ def sessions_show(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix."""
+    """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix.
+
+    A command that fails says why in one line on stderr; with ``--json`` the same message is also the last
+    line on stdout, as ``{"kind": "error", "exit": N, "message": "..."}``, so a program reading the events
+    learns how the command ended without parsing stderr.
+    """
     given = list(sys.argv[1:] if argv is None else argv)
     misnamed = misnamed_command(given)
     if misnamed is not None:  # before anything is created or paid for
         return _leave(ExitCode.USAGE, misnamed)
     args = rewrite_argv(given)
+    json_mode = _asks_for_json(args)
     try:
         app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
-        return _leave(exc.code, exc.message)
+        return _leave(exc.code, exc.message, json_mode)
     except typer.Exit as exc:
         return _settled(int(exc.exit_code or 0))
     except (typer.Abort, KeyboardInterrupt):
-        return _leave(ExitCode.INTERRUPTED, "interrupted")
+        return _leave(ExitCode.INTERRUPTED, "interrupted", json_mode)
     except Exception as exc:
         # Usage errors (typer's own click, see _usage.usage_error_type) and trouble with flower's files
         # that no command translated itself; anything else is a bug and keeps its traceback.
@@ -416,15 +436,27 @@ def main(argv: list[str] | None = None) -> int:
         known = explain(exc, command=f"flower {named}" if named else "flower")
         if known is None:
             raise
-        return _leave(*known)
+        return _leave(*known, json_mode)
     return _settled(0)
 
 
-def _leave(code: ExitCode, message: str) -> int:
+def _asks_for_json(args: list[str]) -> bool:
+    """``--json`` among the options (not after ``--``, where it would be a prompt's words)."""
+    end = args.index("--") if "--" in args else len(args)
+    return "--json" in args[:end]
+
+
+def _leave(code: ExitCode, message: str, json_mode: bool = False) -> int:
     if message:
         from ..view import sanitize
 
         sys.stderr.write(sanitize(message) + "\n")
+    if json_mode and code != ExitCode.DONE:
+        import json
+
+        from ..view import STDOUT
+
+        STDOUT.write(json.dumps({"kind": "error", "exit": int(code), "message": message}, ensure_ascii=False) + "\n")
     return _settled(int(code))
 
 

@@ -10,7 +10,7 @@ import shlex
 __all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "misnamed_command", "rewrite_argv"]
 
 COMMANDS = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version")
-GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store")
+GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color")
 GLOBAL_FLAGS = ("-v", "--verbose", "-W", "--workbench", "-T", "--trim", "--json")
 # Options of the app itself that stand in the command's place (not a `go` request).
 _APP_OPTIONS = ("-h", "--help", "--version", "-V", "--install-completion", "--show-completion")

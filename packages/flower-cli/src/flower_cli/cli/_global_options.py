@@ -5,8 +5,13 @@ The commands import this, never ``app`` (which imports the commands): no import 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..view import Renderer
 
 __all__ = ["GlobalOptions"]
 
@@ -20,3 +25,12 @@ class GlobalOptions:
     trim: bool
     json: bool
     store: str | None = None  # --store URL / FLOWER_STORE_URL; None: <run dir>/sessions.db
+    color: str = "auto"  # --color: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces), always, never
+
+    def renderer(self, *, allow_hint: Callable[[str], str] | None = None) -> Renderer:
+        """The human view on stderr, with this command's -v and --color (``allow_hint``: see `Renderer`)."""
+        import sys
+
+        from ..view import Renderer, use_color
+
+        return Renderer(verbose=self.verbose, color=use_color(sys.stderr, self.color), allow_hint=allow_hint)

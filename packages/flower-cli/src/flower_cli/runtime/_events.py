@@ -159,9 +159,12 @@ def normalize(message: Any) -> list[Event]:
                     payload={"trigger": meta.get("trigger"), "pre_tokens": pre, "post_tokens": post, "micro": micro},
                 )
             ]
-        return [
-            Event("system", message.subtype, payload={"subtype": message.subtype, "session_id": data.get("session_id")})
-        ]
+        payload = {"subtype": message.subtype, "session_id": data.get("session_id")}
+        if message.subtype == "api_retry":  # the harness retries a request itself: which attempt, and why
+            payload.update(
+                {k: data.get(k) for k in ("attempt", "max_retries", "retry_delay_ms", "error_status", "error")}
+            )
+        return [Event("system", message.subtype, payload=payload)]
     if isinstance(message, sdk.ConversationResetMessage):
         return [Event("reset", "conversation reset", payload={"subtype": "conversation_reset"})]
     if isinstance(message, sdk.StreamEvent):

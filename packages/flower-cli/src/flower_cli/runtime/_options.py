@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ def build_options(
     env: dict[str, str] | None = None,
     flush: str = "eager",
     tethered: bool = True,
+    stderr: Callable[[str], None] | None = None,
 ) -> Any:
     """Build the SDK options for one attempt of ``spec``.
 
@@ -48,7 +49,8 @@ def build_options(
     every machine. ``fork`` and ``resume_at`` only mean something with ``resume``; without it they are
     ignored with a warning. ``tethered`` starts the harness through flower-resilience's tether, so it and
     everything it starts end when this process dies, however it dies (a harness outliving flower would go on
-    acting on the session with nothing recording it).
+    acting on the session with nothing recording it). ``stderr`` receives the harness's own stderr, line by
+    line (without it the harness writes to the terminal it inherits).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -84,6 +86,8 @@ def build_options(
     merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
     if merged_env:
         values["env"] = merged_env
+    if stderr is not None:
+        values["stderr"] = stderr
     if resume:
         values["resume"] = resume
         if fork:

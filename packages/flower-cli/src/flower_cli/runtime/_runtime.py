@@ -25,6 +25,7 @@ import anyio
 from ._events import Event, Workers, normalize
 from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
 from ._handoff import Decision, HandoffLoop, HandoffPolicy, QuietRound
+from ._harness_log import HarnessLog
 from ._manifest import Manifest
 from ._options import build_options
 from ._result import StepResult
@@ -118,6 +119,8 @@ class Runtime:
         # across two trees when the workspace is somewhere else.
         self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # Claude Code's own stderr goes here, not onto the terminal in the middle of the progress.
+        self.harness_log = HarnessLog(self.run_dir / "harness.log")
 
         flower_env.load_dotenv()
         problem = flower_env.check_credentials()
@@ -356,6 +359,7 @@ class Runtime:
             plugin_dirs=self.plugin_dirs,
             add_dirs=add_dirs,
             hooks=self._hooks_for(spec, post_hooks),
+            stderr=self.harness_log.write,
         )
 
     def _first_prompt(self, spec: AgentSpec, prompt: str, resume: str | None) -> str:

@@ -14,6 +14,9 @@ __all__ = [
     "Renderer",
     "STDOUT",
     "sanitize",
+    "shorten_middle",
+    "terminal_width",
+    "use_color",
 ]
 
 _HOMES = {
@@ -21,6 +24,9 @@ _HOMES = {
     "Renderer": "_render",
     "STDOUT": "_output",
     "sanitize": "_render",
+    "shorten_middle": "_render",
+    "terminal_width": "_render",
+    "use_color": "_render",
 }
 
 _load, _names = lazy_exports(__name__, _HOMES)
@@ -36,4 +42,4 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._output import STDOUT
-    from ._render import JsonRenderer, Renderer, sanitize
+    from ._render import JsonRenderer, Renderer, sanitize, shorten_middle, terminal_width, use_color

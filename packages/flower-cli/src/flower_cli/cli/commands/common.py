@@ -34,7 +34,7 @@ def make_view(opts: GlobalOptions, *, allow_hint: Callable[[str], str] | None = 
 
     ``allow_hint`` says how to let a refused tool run on this command (see `Renderer`).
     """
-    human = Renderer(verbose=opts.verbose, allow_hint=allow_hint)
+    human: Renderer = opts.renderer(allow_hint=allow_hint)
     # cast: a TextIOBase, which is what the renderer uses of a TextIO (write, flush).
     return human, (JsonRenderer(cast("TextIO", STDOUT)) if opts.json else human)
 
@@ -188,6 +188,13 @@ def finish(
     """
     for note in runtime.manifest.notes:
         view.line(f"  ! {note}", "yellow")
+    diagnostics = runtime.harness_log.lines
+    if diagnostics:
+        view.line(
+            f"  ! Claude Code wrote {diagnostics} line{'s' if diagnostics != 1 else ''} of its own diagnostics "
+            f"to {runtime.harness_log.path}",
+            "yellow",
+        )
     ok = answer is not None and answer.ok and not done.get("failed_at")
     text = answer.text if answer is not None else ""
     if opts.json:
@@ -199,6 +206,7 @@ def finish(
                 "error": answer.error if answer else None,
                 "session_id": answer.session_id if answer else None,
                 "cost_usd": runtime.total_cost(),
+                "harness_log": str(runtime.harness_log.path) if diagnostics else None,
                 **done,
             }
         )

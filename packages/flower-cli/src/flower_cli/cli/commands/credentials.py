@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
@@ -41,7 +43,7 @@ def _ask(view: Renderer, question: str, hint: str) -> str:
     return line.strip()
 
 
-def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> None:
+def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> Path:
     import flower_env
 
     try:
@@ -54,6 +56,7 @@ def save(view: Renderer, token: str, base_url: str | None, model: str | None) ->
         raise (exc if known is None else Exit(*known)) from exc
     flower_env.load_dotenv(path, override=True)
     view.line(f"+ saved: {path} (readable only by you)", "green")
+    return path
 
 
 def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
@@ -81,19 +84,30 @@ def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
 
 
 def show_settings(view: Renderer) -> None:
+    """The known settings as the run will use them, each with its source: call it after `load_dotenv`."""
     import flower_env
 
     for setting in flower_env.settings():
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
 
 
-def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
-    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe)."""
+def ensure_credentials(
+    view: Renderer, *, probe: bool = True, verbose: bool = False, reach: bool = False, sink: Any = None
+) -> None:
+    """Gate 1: a credential exists (else setup on a terminal, else exit 3). Gate 2: it works (live probe).
+
+    ``verbose`` (-v) shows the settings once every .env source is loaded, so what is shown is what the run
+    uses (shown before the load, the base URL read "(default)" while the run went to the .env's gateway).
+    ``reach`` (a run): before the probe, look at the endpoint and wait for it if it is not there, saying so at
+    once (`reach.reach_endpoint`; ``sink``: the ``--json`` event sink, which hears it too).
+    """
     import flower_env
 
     flower_env.load_dotenv()
     for note in flower_env.load_notes():
         view.line(f"  ! {note}", "yellow")
+    if verbose:
+        show_settings(view)
     url = os.environ.get("ANTHROPIC_BASE_URL")
     wrong = base_url_problem(url) if url else None
     if wrong:
@@ -111,20 +125,31 @@ def ensure_credentials(view: Renderer, *, probe: bool = True) -> None:
         view.line("First run? One credential is all flower needs.", "yellow")
         if not interactive_setup(view):
             raise Exit(ExitCode.CONFIG, problem)
+    if reach:
+        from .reach import reach_endpoint
+
+        reach_endpoint(view, sink=sink)
     if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
+        return
+    if flower_env.probed_today():
+        # A paid request per command adds up: one a day per endpoint and credential (setup and doctor always
+        # probe). A credential revoked since is still caught: the run's first 401 stops it with exit 3.
+        if verbose:
+            view.line(f"  (credential checked earlier today; {flower_env.probed_path()})", "dim")
         return
     for attempt in (1, 2):
         view.line("- checking the credential…", "dim")
         verdict = flower_env.probe_credentials()
         if verdict.verdict in ("ok",):
+            flower_env.remember_probe()
             return
         if verdict.verdict == "net":
             view.line(
-                f"  (the probe did not get through: {verdict.detail[:80]} — treating it as a network problem, going on)",
+                f"  (the probe did not get through: {verdict.detail} — treating it as a network problem, going on)",
                 "dim",
             )
             return
         what = "credential rejected" if verdict.verdict == "auth" else "gateway address or model name is wrong"
-        view.line(f"! {what}: {verdict.detail[:160]}", "red")
+        view.line(f"! {what}: {verdict.detail}", "red")
         if attempt == 2 or not interactive_setup(view, reason="Let's fix it; it is checked again right after."):
             raise Exit(ExitCode.CONFIG, f"{what}; run `flower setup` to reconfigure.")

@@ -1,12 +1,18 @@
-"""``flower doctor``: every setting and where it came from, the endpoint, the credential, the store."""
+"""``flower doctor``: every setting and where it came from, the endpoint, the credential, the store.
+
+``--json`` prints the same findings as one document on stdout (``{"kind": "doctor", ...}``) and nothing on
+stderr but the closing error line when something is wrong.
+"""
 
 from __future__ import annotations
 
+import io
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
+from .common import write_stdout
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -15,60 +21,81 @@ __all__ = ["run_doctor"]
 
 
 def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
-    import anyio
-
     import flower_env
     import flower_resilience
 
-    view = Renderer(verbose=opts.verbose)
+    # With --json the findings go into the document; the human lines are written nowhere.
+    view: Renderer = Renderer(io.StringIO(), color=False) if opts.json else opts.renderer()
     problems: list[tuple[ExitCode, str]] = []
+    report: dict[str, Any] = {"kind": "doctor"}
     flower_env.load_dotenv()
 
     view.line("settings", "bold")
+    report["settings"] = [
+        {"key": s.key, "value": s.display, "source": s.source} for s in flower_env.settings()
+    ]  # secrets masked
     for setting in flower_env.settings():
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})")
-    for note in flower_env.load_notes():
+    report["notes"] = flower_env.load_notes()
+    for note in report["notes"]:
         view.line(f"  ! {note}", "yellow")
     missing = flower_env.check_credentials()
+    report["credential_missing"] = missing
     if missing:
         problems.append((ExitCode.CONFIG, "no usable credential: run `flower setup`"))
         view.line("  x " + missing.splitlines()[0], "red")
 
     view.line("endpoint", "bold")
     host, port = flower_resilience.endpoint()
-    up = anyio.run(flower_resilience.reachable, host, port, 5.0)
+    why = flower_resilience.unreachable_reason(host, port, 5.0)
+    up = why is None
+    report["endpoint"] = {"host": host, "port": port, "reachable": up, "error": why}
     if up:
         view.line(f"  + {host}:{port} reachable (DNS + TCP, no request sent)", "green")
     else:
-        problems.append((ExitCode.OFFLINE, f"{host}:{port} is not reachable"))
-        view.line(f"  x {host}:{port} not reachable: check the network or ANTHROPIC_BASE_URL", "red")
+        problems.append((ExitCode.OFFLINE, f"{host}:{port} is not reachable ({why})"))
+        view.line(f"  x {host}:{port} not reachable ({why}): check the network or ANTHROPIC_BASE_URL", "red")
 
     view.line("credential", "bold")
+    credential: dict[str, Any] = {"probed": False}
     if missing:
+        credential["skipped"] = "no credential"
         view.line("  - skipped: no credential", "dim")
     elif not probe or os.environ.get("FLOWER_NO_PROBE"):
+        credential["skipped"] = "--no-probe / FLOWER_NO_PROBE"
         view.line("  - live probe skipped (--no-probe / FLOWER_NO_PROBE)", "dim")
     elif not up:
+        credential["skipped"] = "endpoint unreachable"
         view.line("  - skipped: endpoint unreachable", "dim")
     else:
         verdict = flower_env.probe_credentials()
+        credential.update(probed=True, verdict=verdict.verdict, detail=verdict.detail)
         if verdict.verdict == "ok":
+            flower_env.remember_probe()
             view.line("  + accepted" + (f" ({verdict.detail})" if verdict.detail else ""), "green")
         else:
             code = ExitCode.OFFLINE if verdict.verdict == "net" else ExitCode.CONFIG
             problems.append((code, f"credential check: {verdict.verdict}"))
-            view.line(f"  x {verdict.verdict}: {verdict.detail[:160]}", "red")
+            view.line(f"  x {verdict.verdict}: {verdict.detail}", "red")
+    report["credential"] = credential
 
     view.line("context window", "bold")
-    _show_window(view, problems)
+    report["window"] = _show_window(view, problems)
 
     view.line("store", "bold")
     from .store import check_store
 
-    store_problem = check_store(opts, view)
+    report["store"] = {}
+    store_problem = check_store(opts, view, report["store"])
     if store_problem:
         problems.append(store_problem)
 
+    report["ok"] = not problems
+    report["problems"] = [{"exit": int(code), "message": text} for code, text in problems]
+    if opts.json:
+        import json
+
+        write_stdout(json.dumps(report, ensure_ascii=False) + "\n")
     if problems:
         worst = next(
             c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)
@@ -77,7 +104,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     view.line("all good", "green")
 
 
-def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> None:
+def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:
     """The window handoffs are planned against, where it came from, and when a session hands off."""
     from ...runtime import HandoffPolicy, resolve_window
 
@@ -87,4 +114,11 @@ def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> None:
         f"  {window.tokens:,} tokens ({window.source}); a session hands off at {policy.at:,}, warned from {policy.warn_at:,}"
     )
     if window.note:
-        view.line(f"  ! {window.note}", "yellow", wrap=True)
+        view.line(f"  ! {window.note}", "yellow")
+    return {
+        "tokens": window.tokens,
+        "source": window.source,
+        "handoff_at": policy.at,
+        "warn_at": policy.warn_at,
+        "note": window.note or None,
+    }

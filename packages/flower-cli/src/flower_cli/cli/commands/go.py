@@ -16,7 +16,7 @@ from .common import (
     open_runtime,
     rescued,
 )
-from .credentials import ensure_credentials, interactive, show_settings
+from .credentials import ensure_credentials, interactive
 from .stdin_prompt import STDIN, prompt_from
 
 if TYPE_CHECKING:
@@ -96,11 +96,9 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         opts = replace(opts, ask=ask)
     handoff = handoff_policy(opts.window, not opts.handoff)
     view, sink = make_view(g)
-    if g.verbose:
-        show_settings(view)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
-    ensure_credentials(view)
+    ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
 
     from ...go import (
         CLARIFY,

@@ -13,7 +13,7 @@ from .common import (
     open_runtime,
     rescued,
 )
-from .credentials import ensure_credentials, show_settings
+from .credentials import ensure_credentials
 from .session_ids import resolve_session
 from .stdin_prompt import prompt_from
 
@@ -50,9 +50,7 @@ def run_once(
         return f"add it with -t {','.join([*allowed, tool])}"
 
     view, sink = make_view(opts, allow_hint=allow_hint)
-    if opts.verbose:
-        show_settings(view)
-    ensure_credentials(view)
+    ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
     import anyio
 

@@ -16,7 +16,7 @@ from .common import (
     open_runtime,
     rescued,
 )
-from .credentials import ensure_credentials, show_settings
+from .credentials import ensure_credentials
 
 if TYPE_CHECKING:
     from ...workflow import Workflow
@@ -88,9 +88,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
     except WorkflowError as exc:
         raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
     view, sink = make_view(opts, allow_hint=lambda tool: f"add {tool!r} to the step's AgentSpec(allowed_tools=...)")
-    if opts.verbose:
-        show_settings(view)
-    ensure_credentials(view)
+    ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
     import anyio
 

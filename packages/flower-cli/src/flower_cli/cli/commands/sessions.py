@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,10 @@ def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
 
 
 def list_sessions(opts: GlobalOptions) -> None:
+    """Newest first, one line each (``--json``: one document, ``{"kind": "sessions", "sessions": [...]}``)."""
     import anyio
+
+    from .store import store_label
 
     store, project = _open(opts)
     try:
@@ -56,25 +60,50 @@ def list_sessions(opts: GlobalOptions) -> None:
         raise _explained(exc, opts) from exc
     finally:
         store.close()
-    if not listed:
-        from .store import store_label
-
-        sys.stderr.write(f"no sessions for {opts.workspace} in {store_label(opts)}\n")
-        return
-    costs = _costs(opts)
+    costs = _costs(opts) if listed else {}
+    rows: list[dict[str, Any]] = []
     for item in sorted(listed, key=lambda s: s["mtime"], reverse=True):
         sid = item["session_id"]
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000))
         step, cost = costs.get(sid, ("", 0.0))
-        extra = f"  {step}  ${cost:.4f}" if step else ""
-        write_stdout(f"{sid}  {when}{extra}\n")
+        rows.append(
+            {
+                "session_id": sid,
+                "modified": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000)),
+                "mtime_ms": item["mtime"],
+                "step": step or None,
+                "cost_usd": round(cost, 6) if step else None,
+            }
+        )
+    if opts.json:
+        document = {
+            "kind": "sessions",
+            "workspace": str(opts.workspace),
+            "store": store_label(opts),
+            "sessions": rows,
+        }
+        write_stdout(json.dumps(document, ensure_ascii=False) + "\n")
+        return
+    if not rows:
+        sys.stderr.write(f"no sessions for {opts.workspace} in {store_label(opts)}\n")
+        return
+    for row in rows:
+        extra = f"  {row['step']}  ${row['cost_usd']:.4f}" if row["step"] else ""
+        write_stdout(f"{row['session_id']}  {row['modified']}{extra}\n")
 
 
-def _line(entry: dict[str, Any]) -> str | None:
+def _message(entry: dict[str, Any], limit: int | None = None) -> tuple[str, str] | None:
+    """(type, text) of a user or assistant entry — its text, tool calls and results in one line — or None.
+
+    ``limit`` caps each tool call's input and each result (the one-line human view); None keeps them whole.
+    """
     kind = entry.get("type")
     message = entry.get("message") if isinstance(entry.get("message"), dict) else None
     if kind not in ("user", "assistant") or message is None:
         return None
+
+    def cap(text: str) -> str:
+        return text if limit is None else text[:limit]
+
     content = message.get("content")
     parts: list[str] = []
     if isinstance(content, str):
@@ -85,7 +114,7 @@ def _line(entry: dict[str, Any]) -> str | None:
         if block.get("type") == "text":
             parts.append(block.get("text", ""))
         elif block.get("type") == "tool_use":
-            parts.append(f"[{block.get('name')}] {str(block.get('input', ''))[:120]}")
+            parts.append(f"[{block.get('name')}] {cap(str(block.get('input', '')))}")
         elif block.get("type") == "tool_result":
             body = block.get("content")
             text = (
@@ -93,9 +122,14 @@ def _line(entry: dict[str, Any]) -> str | None:
                 if isinstance(body, str)
                 else " ".join(b.get("text", "") for b in body or [] if isinstance(b, dict))
             )
-            parts.append(f"-> {text[:120]}")
+            parts.append(f"-> {cap(text)}")
     text = " ".join(" ".join(parts).split())
-    return f"{kind:9} {text[:200]}" if text else None
+    return (str(kind), text) if text else None
+
+
+def _line(entry: dict[str, Any]) -> str | None:
+    found = _message(entry, limit=120)
+    return f"{found[0]:9} {found[1][:200]}" if found else None
 
 
 def _agent_id(entry: dict[str, Any]) -> str | None:
@@ -121,7 +155,36 @@ def _print_transcript(
             _print_transcript(workers[agent], workers, shown, depth + 1)
 
 
+def _json_transcript(
+    entries: list[dict[str, Any]],
+    workers: dict[str, list[dict[str, Any]]],
+    shown: set[str],
+    out: list[dict[str, Any]],
+    worker: str | None = None,
+    depth: int = 0,
+) -> None:
+    """The messages in the order `_print_transcript` shows them, whole, each naming its worker (None: main)."""
+    for entry in entries:
+        found = _message(entry)
+        if found:
+            out.append(
+                {
+                    "type": found[0],
+                    "text": found[1],
+                    "uuid": entry.get("uuid"),
+                    "timestamp": entry.get("timestamp"),
+                    "worker": worker,
+                    "depth": depth,
+                }
+            )
+        agent = _agent_id(entry)
+        if agent and agent not in shown and agent in workers:
+            shown.add(agent)
+            _json_transcript(workers[agent], workers, shown, out, agent, depth + 1)
+
+
 def show_session(opts: GlobalOptions, session_id: str) -> None:
+    """One line per message (``--json``: one document, ``{"kind": "session", "messages": [...]}``)."""
     import anyio
 
     store, project = _open(opts)
@@ -153,6 +216,16 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
     if entries is None:
         raise Exit(ExitCode.USAGE, f"no session {session_id} for {opts.workspace}; `flower sessions` lists them.")
     shown: set[str] = set()
+    if opts.json:
+        messages: list[dict[str, Any]] = []
+        _json_transcript(entries, workers, shown, messages)
+        for agent, transcript in workers.items():
+            if agent not in shown:
+                shown.add(agent)
+                _json_transcript(transcript, workers, shown, messages, agent, 1)
+        document = {"kind": "session", "session_id": session_id, "messages": messages}
+        write_stdout(json.dumps(document, ensure_ascii=False, default=str) + "\n")
+        return
     _print_transcript(entries, workers, shown)
     # Workers no call points at (e.g. launched by a worker whose own transcript is gone): still shown.
     for agent, transcript in workers.items():

@@ -16,9 +16,10 @@ __all__ = ["run_setup_command"]
 
 
 def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str | None, model: str | None) -> None:
+    """Save, then (on a terminal) probe the credential once; ``--json`` adds ``{"kind": "setup", ...}`` on stdout."""
     import flower_env
 
-    view = Renderer(verbose=opts.verbose)
+    view: Renderer = opts.renderer()
     flower_env.load_dotenv()
     if base_url:
         wrong = base_url_problem(base_url)
@@ -27,7 +28,7 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
     if token is not None:
         if not token.strip():
             raise Exit(ExitCode.USAGE, "--token is empty; give the API key or gateway token to store.")
-        save(view, token.strip(), base_url, model)
+        saved = save(view, token.strip(), base_url, model)
     elif base_url is not None or model is not None:
         raise Exit(ExitCode.USAGE, "--base-url and --model are stored together with a credential; add --token.")
     else:
@@ -39,15 +40,25 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
         reason = "Reconfiguring." if flower_env.check_credentials() is None else "No credentials configured yet."
         if not interactive_setup(view, reason=reason):
             raise Exit(ExitCode.CONFIG, "nothing was saved.")
+        saved = flower_env.user_env_path()
+    probe: dict[str, str] | None = None
+    failed: str | None = None
     if interactive() and not os.environ.get("FLOWER_NO_PROBE"):
         view.line("- checking the credential…", "dim")
         verdict = flower_env.probe_credentials()
+        probe = {"verdict": verdict.verdict, "detail": verdict.detail}
         if verdict.verdict == "ok":
+            flower_env.remember_probe()  # the first run today need not pay for the same check again
             view.line("+ the credential works", "green")
         elif verdict.verdict == "net":
-            view.line(f"  (could not reach the endpoint to check: {verdict.detail[:80]})", "dim")
+            view.line(f"  (could not reach the endpoint to check: {verdict.detail})", "dim")
         else:
-            raise Exit(
-                ExitCode.CONFIG,
-                f"saved, but the check failed ({verdict.verdict}): {verdict.detail[:160]}; run `flower setup` again.",
-            )
+            failed = f"saved, but the check failed ({verdict.verdict}): {verdict.detail}; run `flower setup` again."
+    if opts.json:
+        import json
+
+        from .common import write_stdout
+
+        write_stdout(json.dumps({"kind": "setup", "saved": str(saved), "probe": probe}, ensure_ascii=False) + "\n")
+    if failed:
+        raise Exit(ExitCode.CONFIG, failed)

@@ -80,30 +80,44 @@ def explained(exc: Exception, opts: GlobalOptions) -> Exception:
     return exc if known is None else Exit(*known)
 
 
-def check_store(opts: GlobalOptions, view: Renderer) -> tuple[ExitCode, str] | None:
-    """``flower doctor``'s store section: the store a run would use, reached and read; a problem or None."""
+def check_store(
+    opts: GlobalOptions, view: Renderer, found: dict[str, Any] | None = None
+) -> tuple[ExitCode, str] | None:
+    """``flower doctor``'s store section: the store a run would use, reached and read; a problem or None.
+
+    ``found`` (``--json``) receives what was seen: ``store``, ``exists``, ``transcripts``, ``entries``, ``error``.
+    """
+    seen: dict[str, Any] = found if found is not None else {}
     path = _sqlite_path(opts)
     if path is not None:
+        seen["store"] = str(path)
         if not path.exists():
+            seen["exists"] = False
             view.line(f"  - {path} does not exist yet (created by the first run)", "dim")
             return None
+        seen["exists"] = True
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
                 keys = conn.execute("select count(*) from meta").fetchone()[0]
                 entries = conn.execute("select count(*) from entries").fetchone()[0]
         except sqlite3.Error as exc:
+            seen["error"] = f"{path} is not readable: {exc}"
             view.line(f"  x {path} is not readable: {exc}", "red")
             return ExitCode.CONFIG, f"{path} is not readable: {exc}"
+        seen.update(transcripts=keys, entries=entries)
         view.line(f"  + {path}: {keys} transcripts, {entries} entries", "green")
         return None
     import flower_stores
 
     assert opts.store is not None
+    seen["store"] = flower_stores.describe_store_url(opts.store)
     try:
         with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # check_store_url said it is one
             transcripts, entries = store.counts()
     except flower_stores.StoreError as exc:  # a malformed URL never gets here: the global option checks it
+        seen["error"] = str(exc)
         view.line(f"  x {exc}", "red")
         return ExitCode.CONFIG, str(exc)
+    seen.update(exists=True, schema=store.schema, transcripts=transcripts, entries=entries)
     view.line(f"  + {store.where} (schema {store.schema}): {transcripts} transcripts, {entries} entries", "green")
     return None
