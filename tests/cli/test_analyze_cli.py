@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 
 from flower_cli.analyze import analyze_run, render_html, render_table
-from flower_cli.analyze.page import MAX_DOTS
-from flower_cli.analyze.transcript import thread_stats, trim_pointers
+from flower_cli.analyze._page import MAX_DOTS
+from flower_cli.analyze._transcript import thread_stats, trim_pointers
 from flower_stores import SqliteSessionStore, TrimPolicy, trim
 
 PK = "-tmp-ws"

@@ -17,9 +17,9 @@ import anyio
 import pytest
 
 from flower_cli.analyze import RunReport, render_table
-from flower_cli.analyze.layout import paragraph, shorten_middle, wrap
-from flower_cli.analyze.model import Mark, SessionReport, StepReport, ThreadStats, WorkSplit
-from flower_cli.analyze.table import (
+from flower_cli.analyze._layout import paragraph, shorten_middle, wrap
+from flower_cli.analyze._model import Mark, SessionReport, StepReport, ThreadStats, WorkSplit
+from flower_cli.analyze._table import (
     DEFAULT_WIDTH,
     SESSION_COLUMNS,
     SESSION_HEADERS,

@@ -14,6 +14,7 @@ from flower_cli import RunResult, StepResult
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
 from flower_cli.cli.commands.common import conclude
+from flower_cli.runtime._harness_log import HarnessLog
 from flower_cli.view._render import JsonRenderer, Renderer
 
 
@@ -24,6 +25,7 @@ class _Manifest:
 class _Runtime:
     manifest = _Manifest()
     manifest_path = Path("runs/manifest.json")
+    harness_log = HarnessLog(Path("runs/harness.log"))  # nothing written: no diagnostics line
 
     def total_cost(self) -> float:
         return 0.5

@@ -315,7 +315,7 @@ def test_the_page_is_self_contained_with_a_point_per_turn_and_the_marks(
 def test_headless_chromium_draws_the_chart(coordinator_run: Run, workflow_run: Run, tmp_path: Path) -> None:
     from e2e._chromium import dump_dom, hex_rgb, read_png, screenshot
 
-    from flower_cli.analyze.page import CHART_HEIGHT, CHART_LEFT, CHART_TOP, CHART_WIDTH, PALETTE, PLOT_MARGIN
+    from flower_cli.analyze._page import CHART_HEIGHT, CHART_LEFT, CHART_TOP, CHART_WIDTH, PALETTE, PLOT_MARGIN
 
     for run, name in ((coordinator_run, "coordinator"), (workflow_run, "workflow")):
         page = tmp_path / f"{name}.html"

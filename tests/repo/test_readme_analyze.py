@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flower_cli.analyze.table import DEFAULT_WIDTH, SESSION_COLUMNS, SESSION_HEADERS, STEP_COLUMNS, STEP_HEADERS
+from flower_cli.analyze._table import DEFAULT_WIDTH, SESSION_COLUMNS, SESSION_HEADERS, STEP_COLUMNS, STEP_HEADERS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from .model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn, WorkSplit
-from .page import render_html
-from .report import build_report
-from .source import AnalyzeError, read_run, resolve_run_dir
-from .table import render_table, table_width
+from ._model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn, WorkSplit
+from ._page import render_html
+from ._report import build_report
+from ._source import AnalyzeError, read_run, resolve_run_dir
+from ._table import render_table, table_width
 
 __all__ = [
     "AnalyzeError",

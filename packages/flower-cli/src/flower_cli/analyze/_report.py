@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import EMPTY_SPLIT, Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
-from .source import RunData, Transcript
-from .transcript import read_thread, window_stats
+from ._model import EMPTY_SPLIT, Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
+from ._source import RunData, Transcript
+from ._transcript import read_thread, window_stats
 
 __all__ = ["build_report"]
 

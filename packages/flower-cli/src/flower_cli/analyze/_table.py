@@ -11,8 +11,8 @@ import shutil
 from collections.abc import Sequence
 from typing import TextIO
 
-from .layout import Column, grid, grid_rows, paragraph, shorten_middle, wrap
-from .model import RunReport, SessionReport, StepReport
+from ._layout import Column, grid, grid_rows, paragraph, shorten_middle, wrap
+from ._model import RunReport, SessionReport, StepReport
 
 __all__ = [
     "DEFAULT_WIDTH",

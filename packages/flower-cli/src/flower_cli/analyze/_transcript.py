@@ -19,7 +19,7 @@ from datetime import datetime
 from string import Formatter
 from typing import Any, TypeGuard
 
-from .model import Mark, ThreadStats
+from ._model import Mark, ThreadStats
 
 __all__ = ["Span", "entry_time", "read_thread", "thread_stats", "trim_pointers", "window_stats", "within"]
 

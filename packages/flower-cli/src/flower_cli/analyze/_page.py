@@ -15,8 +15,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from html import escape
 
-from .model import Mark, RunReport, SessionReport, Turns, WorkSplit
-from .table import SESSION_HEADERS, STEP_HEADERS, human, percent, session_cells, step_cells
+from ._model import Mark, RunReport, SessionReport, Turns, WorkSplit
+from ._table import SESSION_HEADERS, STEP_HEADERS, human, percent, session_cells, step_cells
 
 __all__ = [
     "CHART_HEIGHT",
