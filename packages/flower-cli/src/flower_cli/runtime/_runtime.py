@@ -96,10 +96,11 @@ class Runtime:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
         ``handoff``: True for the default `HandoffPolicy`, False to let the harness compact instead, or a policy.
-        ``store``: any SDK `SessionStore`, used as it is; or a store URL (``sqlite:///path/sessions.db``,
-        ``postgresql://…``, see ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``), which get
-        a `PruningSessionStore` over them (``trim``, ``ephemeral`` and ``keep_denials`` configure it and are
-        ignored with a store object).
+        ``store``: any SDK `SessionStore`, a store URL (``sqlite:///path/sessions.db``, ``postgresql://…``, see
+        ``flower_stores.store_from_url``) or None (``<run_dir>/sessions.db``); each gets a `PruningSessionStore`
+        over it, which ``trim``, ``ephemeral`` and ``keep_denials`` configure. A store that already is one of
+        flower-stores' layers is used as it is, with its own policies: giving those three too is a ValueError,
+        not a silent no-op.
         ``query_fn``: what each launch of the model calls (`QueryFunction`, ``claude_agent_sdk.query``'s keyword
         signature); None for the SDK's own, which closes its subprocess when the step stops early. Every launch
         goes through flower-resilience with it, the handoff-writing round included.
@@ -145,7 +146,13 @@ class Runtime:
         # Set when this runtime built the store's layers with its own trim policy, whose spill directory
         # follows the workbench (see use_workbench); None when the caller gave a TrimPolicy or a store object.
         self._trimming: tuple[flower_stores.PruningSessionStore, bool] | None = None
-        if store is None or isinstance(store, str):  # a store URL (sqlite://…, postgresql://…) gets the layers too
+        layered = isinstance(store, (flower_stores.PruningSessionStore, flower_stores.TrimmingSessionStore))
+        if layered and (trim is not False or ephemeral is not True or keep_denials != 1):
+            raise ValueError(
+                "store= is already a layered store (PruningSessionStore/TrimmingSessionStore) with its own "
+                "policies: give trim, ephemeral and keep_denials to it, not to the Runtime"
+            )
+        if not layered:  # a bare SDK store, a store URL (sqlite://…, postgresql://…) or the default file
             trim_policy = trim if isinstance(trim, flower_stores.TrimPolicy) else self._trim_policy(bool(trim))
             ephemeral_policy = (
                 ephemeral
@@ -162,7 +169,11 @@ class Runtime:
             if not isinstance(trim, flower_stores.TrimPolicy):
                 self._trimming = (layers, bool(trim))
             store = layers
+        assert store is not None and not isinstance(store, str)  # a layer was built over a URL or the default
         self.store: SessionStore = store
+        # What flower asks of a store beyond the SDK's protocol (has this session, this entry, how full is it):
+        # the layers answer it over any backend, computing from ``load`` what a bare store cannot say.
+        self._index: flower_stores.SessionIndex = flower_stores.session_index(store)
 
         self.run_id = _new_run_id()
         self.results: list[StepResult] = []
@@ -235,12 +246,10 @@ class Runtime:
         return project_key_for_directory(str(self.workspace))
 
     def has_session(self, session_id: str) -> bool:
-        check = getattr(self.store, "has_session", None)
-        return bool(check(self.project_key, session_id)) if callable(check) else False
+        return self._index.has_session(self.project_key, session_id)
 
     def context_of(self, session_id: str) -> int:
-        last = getattr(self.store, "last_context", None)
-        return int(last(self.project_key, session_id)) if callable(last) else 0
+        return self._index.last_context(self.project_key, session_id)
 
     def total_cost(self) -> float:
         return round(sum(r.cost_usd for r in self.results), 4)
@@ -577,11 +586,11 @@ class Runtime:
 
         The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
         mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
-        writing round or the human's words would follow a transcript that lost the turn's end. A store without
-        ``has_entry`` (any SDK store) is not waited for; after ``within`` the stop goes ahead regardless.
+        writing round or the human's words would follow a transcript that lost the turn's end. After ``within``
+        the stop goes ahead regardless.
         """
-        check = getattr(self.store, "has_entry", None)
-        if not message_uuid or not callable(check):
+        check = self._index.has_entry
+        if not message_uuid:
             return
         deadline = time.monotonic() + within
         while True:

@@ -96,11 +96,13 @@ def check_store(
             view.line(f"  - {path} does not exist yet (created by the first run)", "dim")
             return None
         seen["exists"] = True
+        import flower_stores
+
         try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-                keys = conn.execute("select count(*) from meta").fetchone()[0]
-                entries = conn.execute("select count(*) from entries").fetchone()[0]
-        except sqlite3.Error as exc:
+            # The store answers for its own tables (read-only: doctor never writes), not raw SQL into them.
+            with flower_stores.SqliteSessionStore(path, read_only=True) as sqlite_store:
+                keys, entries = sqlite_store.counts()
+        except (sqlite3.Error, flower_stores.StoreError) as exc:
             seen["error"] = f"{path} is not readable: {exc}"
             view.line(f"  x {path} is not readable: {exc}", "red")
             return ExitCode.CONFIG, f"{path} is not readable: {exc}"
