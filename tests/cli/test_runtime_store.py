@@ -11,8 +11,7 @@ from claude_agent_sdk import InMemorySessionStore
 
 import flower_stores
 from flower_cli import Runtime
-
-pytestmark = pytest.mark.usefixtures("claude_env")
+from harness import ScriptedServer, Text
 
 
 def _entries(big: str) -> list[dict[str, Any]]:
@@ -46,7 +45,9 @@ def _entries(big: str) -> list[dict[str, Any]]:
     return rows
 
 
-async def test_a_bare_sdk_store_gets_the_layers_and_answers_what_flower_asks(tmp_path: Path) -> None:
+async def test_a_bare_sdk_store_gets_the_layers_and_answers_what_flower_asks(
+    claude_env: ScriptedServer, tmp_path: Path
+) -> None:
     bare = InMemorySessionStore()
     runtime = Runtime(tmp_path, store=bare, trim=True, keep_denials=3)
     try:
@@ -72,8 +73,37 @@ async def test_a_bare_sdk_store_gets_the_layers_and_answers_what_flower_asks(tmp
         runtime.close()
 
 
-def test_a_layered_store_with_policies_given_again_is_refused(tmp_path: Path) -> None:
+def test_a_layered_store_with_policies_given_again_is_refused(claude_env: ScriptedServer, tmp_path: Path) -> None:
     layered = flower_stores.PruningSessionStore(InMemorySessionStore(), tmp_path)
     with pytest.raises(ValueError, match="already a layered store"):
         Runtime(tmp_path, store=layered, trim=True)
     Runtime(tmp_path, store=layered).close()  # its own policies, nothing given twice: fine
+
+
+@pytest.mark.e2e
+async def test_a_continuous_workflow_resumes_its_step_from_a_bare_sdk_store(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    """Real Claude Code against the scripted server; the only copy of the transcript is the SDK's in-memory store."""
+    from flower_cli import AgentSpec, Step, Workflow
+
+    bare = InMemorySessionStore()
+    spec = AgentSpec("worker", "WORK-ROLE", allowed_tools=["Read"])
+
+    def flow() -> Workflow:
+        return Workflow([Step("work", spec, "Start the job.", resume_prompt="Continue where you left off.")])
+
+    claude_env.script(Text("first part done"))
+    first = Runtime(workspace, store=bare, trim=True)
+    done = await flow().run(first)
+    first.close()
+    assert done.ok and done.answer is not None and done.answer.text == "first part done"
+
+    claude_env.script(Text("second part done"))
+    second = Runtime(workspace, store=bare, trim=True)
+    again = await flow().run(second)
+    second.close()
+    assert again.ok and again.answer is not None and again.answer.text == "second part done"
+    assert again.answer.session_id == done.answer.session_id, "the step's recorded session was resumed"
+    last = claude_env.message_requests[-1]
+    assert "first part done" in last.text and last.last_user_text.strip().endswith("Continue where you left off.")
