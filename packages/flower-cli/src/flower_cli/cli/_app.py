@@ -18,6 +18,9 @@ from ._help import FlowerCommand, FlowerGroup, epilog
 
 __all__ = ["GlobalOptions", "app", "main"]
 
+# Each command imports its implementation (`commands/<name>.py`, which imports the Runtime, the SDK and the
+# sibling libraries) inside its own function: that is what keeps `flower --help` from paying for them
+# (tests/cli/test_startup_imports.py). Everything below the command line imports at the top.
 app = typer.Typer(
     name="flower",
     help=(

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
+from ..._shared.files import atomic_write_text
+from ...analyze import AnalyzeError, analyze_run, render_html, render_table, table_width, write_json
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -15,8 +17,6 @@ __all__ = ["run_analyze"]
 
 
 def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False) -> None:
-    from ..._shared.files import atomic_write_text
-    from ...analyze import AnalyzeError, analyze_run, render_html, render_table, table_width, write_json
 
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
     if opts.store:

@@ -9,8 +9,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+import flower_resilience
+
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import HandoffPolicy, Runtime, Terminated, describe_os_error, explain, parse_token_count
 from ...view import STDOUT, JsonRenderer, Renderer
+from .store import explained
 
 if TYPE_CHECKING:
     from ...runtime import HandoffPolicy, Runtime, StepResult
@@ -47,7 +51,6 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     the process dies of that signal. Ctrl-C records it and exits 130 saying where (``recorded``: "the step
     is", "the steps so far are"). The signal handlers are restored and the runtime closed on every path.
     """
-    from ...runtime import Runtime, Terminated
 
     restore = runtime.install_signal_rescue()
     try:
@@ -81,7 +84,6 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
 
 def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
     """``--window`` / ``--no-handoff`` as a policy, or a one-line usage `Exit` for a wrong value."""
-    from ...runtime import HandoffPolicy, parse_token_count
 
     if no_handoff:
         if window is not None:
@@ -108,13 +110,10 @@ def open_runtime(
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
     not when its record cannot be written at the end.
     """
-    from ...runtime import Runtime
 
     try:
         opts.workspace.mkdir(parents=True, exist_ok=True)  # a missing workspace is created, as with -w new/
     except OSError as exc:
-        from ...runtime import describe_os_error
-
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
         _check_writable(opts.run_dir)
@@ -127,15 +126,11 @@ def open_runtime(
             store=opts.store,
         )
     except Exception as exc:
-        from .store import explained
-
         raise explained(exc, opts) from exc
 
 
 def _check_writable(directory: Path) -> None:
     import tempfile
-
-    from ...runtime import describe_os_error
 
     def leave(problem: OSError) -> Exit:
         return Exit(ExitCode.CONFIG, describe_os_error(problem, "the run dir", elsewhere="point -r elsewhere"))
@@ -156,7 +151,6 @@ def _check_writable(directory: Path) -> None:
 
 def _explained(exc: Exception, db: Path | None) -> Exception:
     """``exc`` as a one-line `Exit` when a user can fix it; ``exc`` itself (a bug) otherwise."""
-    from ...runtime import explain
 
     known = explain(exc, store=db)
     return exc if known is None else Exit(*known)
@@ -273,13 +267,11 @@ def exit_code_for(result: StepResult) -> ExitCode:
     """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
     if result.ok:
         return ExitCode.DONE
-    from ...runtime import Runtime
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED
     if (result.error or "").startswith("network not back"):
         return ExitCode.OFFLINE
-    import flower_resilience
 
     if result.error and flower_resilience.classify(result.error) == "fatal" and _looks_like_credentials(result.error):
         return ExitCode.CONFIG

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import flower_env
+
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
+from .reach import reach_endpoint
 
 __all__ = ["base_url_problem", "ensure_credentials", "interactive", "interactive_setup", "save", "show_settings"]
 
@@ -44,7 +47,6 @@ def _ask(view: Renderer, question: str, hint: str) -> str:
 
 
 def save(view: Renderer, token: str, base_url: str | None, model: str | None) -> Path:
-    import flower_env
 
     try:
         path = flower_env.write_user_env(flower_env.setup_values(token, base_url=base_url or None, model=model or None))
@@ -63,7 +65,6 @@ def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
     """Ask for token, gateway and model on the terminal. False when cancelled or there is no terminal."""
     if not interactive():
         return False
-    import flower_env
 
     view.line("== configure flower " + "=" * 40, "bold")
     if reason:
@@ -85,7 +86,6 @@ def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
 
 def show_settings(view: Renderer) -> None:
     """The known settings as the run will use them, each with its source: call it after `load_dotenv`."""
-    import flower_env
 
     for setting in flower_env.settings():
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})", "dim")
@@ -101,7 +101,6 @@ def ensure_credentials(
     ``reach`` (a run): before the probe, look at the endpoint and wait for it if it is not there, saying so at
     once (`reach.reach_endpoint`; ``sink``: the ``--json`` event sink, which hears it too).
     """
-    import flower_env
 
     flower_env.load_dotenv()
     for note in flower_env.load_notes():
@@ -126,8 +125,6 @@ def ensure_credentials(
         if not interactive_setup(view):
             raise Exit(ExitCode.CONFIG, problem)
     if reach:
-        from .reach import reach_endpoint
-
         reach_endpoint(view, sink=sink)
     if not probe or os.environ.get("FLOWER_NO_PROBE") or not interactive():
         return

@@ -10,9 +10,14 @@ import io
 import os
 from typing import TYPE_CHECKING, Any
 
+import flower_env
+import flower_resilience
+
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import HandoffPolicy, resolve_window
 from ...view import Renderer
 from .common import write_stdout
+from .store import check_store
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -21,8 +26,6 @@ __all__ = ["run_doctor"]
 
 
 def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
-    import flower_env
-    import flower_resilience
 
     # With --json the findings go into the document; the human lines are written nowhere.
     view: Renderer = Renderer(io.StringIO(), color=False) if opts.json else opts.renderer()
@@ -83,7 +86,6 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     report["window"] = _show_window(view, problems)
 
     view.line("store", "bold")
-    from .store import check_store
 
     report["store"] = {}
     store_problem = check_store(opts, view, report["store"])
@@ -106,7 +108,6 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
 
 def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:
     """The window handoffs are planned against, where it came from, and when a session hands off."""
-    from ...runtime import HandoffPolicy, resolve_window
 
     window = resolve_window(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
     policy = HandoffPolicy(window=window.tokens)

@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
+from ...go import WORK, GoDriver, HumanChannel
+from ...roles import worker
+from ...runtime import AgentSpec, Lineage, describe_os_error, isolation_problem
+from ...workflow import WorkflowError
 from .common import (
     conclude,
     handoff_policy,
@@ -112,12 +116,8 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         wake_banner,
         wake_state,
     )
-    from ...runtime import Lineage
 
     if opts.isolate:
-        from ...roles import worker
-        from ...runtime import AgentSpec, isolation_problem
-
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
         problem = isolation_problem(probe, g.workspace)
         if problem:
@@ -125,8 +125,6 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     try:
         workbench = go_workbench(g.workspace, isolate=opts.isolate)
     except OSError as exc:
-        from ...runtime import describe_os_error
-
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workbench", elsewhere="point -w elsewhere")) from exc
     lineage_path = g.run_dir / "lineage.json"
 
@@ -160,7 +158,6 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         view.line(f"  ({state.note})", "dim")
 
     paths = NotesPaths.of(workbench.notes)
-    from ...go import HumanChannel
 
     channel = HumanChannel(max_asks=opts.asks, timeout_s=opts.timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
     amended = False
@@ -195,15 +192,11 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
             wrap=True,
         )
 
-    from ...go import GoDriver
-
     driver = GoDriver(
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
     )
     with rescued(runtime, recorded="the step is"):
         import anyio
-
-        from ...workflow import WorkflowError
 
         try:
             outcome = anyio.run(driver.run, workflow)
@@ -234,7 +227,6 @@ def _conclude(
     paths: Any,
 ) -> None:
     """The answer and the closing line; exit 0 when done, else the reason and where to look."""
-    from ...go import WORK
 
     failed = outcome.failed_at
     unmet = None

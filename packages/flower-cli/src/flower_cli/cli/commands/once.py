@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import AgentSpec
 from .common import (
     exit_code_for,
     finish,
@@ -16,6 +17,7 @@ from .common import (
 from .credentials import ensure_credentials
 from .session_ids import resolve_session
 from .stdin_prompt import prompt_from
+from .store import store_label
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -53,9 +55,6 @@ def run_once(
     ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
     import anyio
-
-    from ...runtime import AgentSpec
-    from .store import store_label
 
     spec = AgentSpec(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget

@@ -13,7 +13,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+import flower_env
+import flower_resilience
+
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import Event
 
 if TYPE_CHECKING:
     from flower_resilience import Resilience
@@ -44,9 +48,6 @@ def reach_endpoint(view: Renderer, *, policy: Resilience | None = None, sink: An
     """
     import anyio
 
-    import flower_env
-    import flower_resilience
-
     try:
         host, port = flower_resilience.endpoint()
     except ValueError:
@@ -71,8 +72,6 @@ def reach_endpoint(view: Renderer, *, policy: Resilience | None = None, sink: An
     )
     view.line(line, "yellow")
     if sink is not None:
-        from ...runtime import Event
-
         sink(
             Event(
                 "notice",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
+from ...workflow import Workflow, WorkflowError
 from .common import (
     conclude,
     handoff_policy,
@@ -62,7 +63,6 @@ def load_target(target: str) -> Any:
 
 
 def _as_workflow(obj: Any, target: str) -> Workflow:
-    from ...workflow import Workflow, WorkflowError
 
     if isinstance(obj, Workflow):
         return obj
@@ -80,7 +80,6 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
 
 
 def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
-    from ...workflow import WorkflowError
 
     handoff = handoff_policy(window, no_handoff)
     try:

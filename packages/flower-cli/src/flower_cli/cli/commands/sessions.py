@@ -8,8 +8,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import Manifest
 from ...view import sanitize
 from .common import write_stdout
+from .session_ids import resolve_session
+from .store import explained, open_store, store_label
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -23,20 +26,16 @@ def _open(opts: GlobalOptions) -> tuple[Any, str]:
         raise Exit(ExitCode.USAGE, f"no {db}: nothing has run in this run dir yet (use -w/-r to point at another).")
     from claude_agent_sdk import project_key_for_directory
 
-    from .store import open_store
-
     # Read-only: looking at transcripts never creates, migrates or locks anything, on SQLite or PostgreSQL.
     return open_store(opts, read_only=True), project_key_for_directory(str(opts.workspace))
 
 
 def _explained(exc: Exception, opts: GlobalOptions) -> Exception:
-    from .store import explained
 
     return explained(exc, opts)
 
 
 def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
-    from ...runtime import Manifest
 
     out: dict[str, tuple[str, float]] = {}
     for row in Manifest(opts.run_dir / "manifest.json").rows():
@@ -50,8 +49,6 @@ def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
 def list_sessions(opts: GlobalOptions) -> None:
     """Newest first, one line each (``--json``: one document, ``{"kind": "sessions", "sessions": [...]}``)."""
     import anyio
-
-    from .store import store_label
 
     store, project = _open(opts)
     try:
@@ -189,9 +186,6 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
 
     store, project = _open(opts)
     try:
-        from .session_ids import resolve_session
-        from .store import store_label
-
         session_id = resolve_session(store, project, session_id, where=f"for {opts.workspace} in {store_label(opts)}")
     except Exit:
         store.close()

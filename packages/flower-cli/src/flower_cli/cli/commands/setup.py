@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+import flower_env
+
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
+from .common import write_stdout
 from .credentials import base_url_problem, interactive, interactive_setup, save
 
 if TYPE_CHECKING:
@@ -17,7 +20,6 @@ __all__ = ["run_setup_command"]
 
 def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str | None, model: str | None) -> None:
     """Save, then (on a terminal) probe the credential once; ``--json`` adds ``{"kind": "setup", ...}`` on stdout."""
-    import flower_env
 
     view: Renderer = opts.renderer()
     flower_env.load_dotenv()
@@ -56,8 +58,6 @@ def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str |
             failed = f"saved, but the check failed ({verdict.verdict}): {verdict.detail}; run `flower setup` again."
     if opts.json:
         import json
-
-        from .common import write_stdout
 
         write_stdout(json.dumps({"kind": "setup", "saved": str(saved), "probe": probe}, ensure_ascii=False) + "\n")
     if failed:

@@ -12,7 +12,10 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import flower_stores
+
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import explain
 
 if TYPE_CHECKING:
     from ...view import Renderer
@@ -23,7 +26,6 @@ __all__ = ["check_store", "check_store_url", "explained", "open_store", "sqlite_
 
 def check_store_url(url: str) -> None:
     """Exit 2 now for a malformed ``--store`` value, before anything runs (no connection is made)."""
-    import flower_stores
 
     try:
         flower_stores.check_store_url(url)
@@ -35,7 +37,6 @@ def _sqlite_path(opts: GlobalOptions) -> Path | None:
     """The SQLite file the command would use, or None for a server store."""
     if not opts.store:
         return opts.run_dir / "sessions.db"
-    import flower_stores
 
     return flower_stores.check_store_url(opts.store)
 
@@ -44,7 +45,6 @@ def store_label(opts: GlobalOptions) -> str:
     """Where the transcripts are, for messages (never a password)."""
     if not opts.store:
         return str(opts.run_dir / "sessions.db")
-    import flower_stores
 
     return flower_stores.describe_store_url(opts.store)
 
@@ -62,7 +62,6 @@ def open_store(opts: GlobalOptions, *, read_only: bool = False) -> Any:
 
     Store trouble is a one-line `Exit` (see `failures.explain`), never a traceback.
     """
-    import flower_stores
 
     try:
         if opts.store:
@@ -74,7 +73,6 @@ def open_store(opts: GlobalOptions, *, read_only: bool = False) -> Any:
 
 def explained(exc: Exception, opts: GlobalOptions) -> Exception:
     """``exc`` as a one-line `Exit` when a user can fix it (a bad URL, an unusable store); ``exc`` otherwise."""
-    from ...runtime import explain
 
     known = explain(exc, store=sqlite_path(opts))
     return exc if known is None else Exit(*known)
@@ -96,7 +94,6 @@ def check_store(
             view.line(f"  - {path} does not exist yet (created by the first run)", "dim")
             return None
         seen["exists"] = True
-        import flower_stores
 
         try:
             # The store answers for its own tables (read-only: doctor never writes), not raw SQL into them.
@@ -109,7 +106,6 @@ def check_store(
         seen.update(transcripts=keys, entries=entries)
         view.line(f"  + {path}: {keys} transcripts, {entries} entries", "green")
         return None
-    import flower_stores
 
     assert opts.store is not None
     seen["store"] = flower_stores.describe_store_url(opts.store)
