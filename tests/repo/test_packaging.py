@@ -39,6 +39,11 @@ SMOKE: dict[str, str] = {
 }
 
 PY_TYPED = "import importlib.resources as r, sys; m = sys.argv[1]; assert r.files(m).joinpath('py.typed').is_file(), m"
+# The licence travels inside each wheel (hatchling puts the package's LICENSE into the dist-info).
+LICENSED = (
+    "import importlib.metadata as m, sys; d = sys.argv[1].replace('_', '-');"
+    "assert any(str(f).endswith('LICENSE') for f in m.distribution(d).files or ()), d"
+)
 
 
 @pytest.mark.timeout(600)
@@ -60,11 +65,19 @@ def test_installs_alone_into_a_fresh_venv(dist: str, tmp_path: Path) -> None:
     ).stdout
     siblings = [line for line in listed.splitlines() if line.startswith("flower-") and not line.startswith(f"{dist}==")]
     assert not siblings, f"{dist} pulled in siblings: {siblings}"
-    for script in (SMOKE[dist], PY_TYPED):
+    for script in (SMOKE[dist], PY_TYPED, LICENSED):
         run = subprocess.run(
             [str(python), "-c", script, module], capture_output=True, text=True, cwd=tmp_path, timeout=120
         )
         assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_each_distribution_carries_the_root_licence() -> None:
+    root = (ROOT / "LICENSE").read_text()
+    for package in sorted((ROOT / "packages").iterdir()):
+        if (package / "pyproject.toml").is_file():
+            copy = package / "LICENSE"
+            assert copy.is_file() and copy.read_text() == root, f"cp LICENSE {copy.relative_to(ROOT)}"
 
 
 def test_python_is_new_enough() -> None:
