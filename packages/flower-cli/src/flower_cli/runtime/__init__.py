@@ -1,7 +1,7 @@
 """How one agent session runs: the `Runtime` (retries, handoffs, interrupts, the manifest and lineage it
 keeps), what an agent is (`AgentSpec`, `build_options`), the event stream a UI reads, the hooks that wall
-roles in, worktree isolation, and the seams the layers above plug into (`Channel`, `EventSink`) and the one below
-it (`QueryFunction`, the call to the model).
+roles in, the session lease (`SessionBusy`), worktree isolation, and the seams the layers above plug into
+(`Channel`, `EventSink`) and the one below it (`QueryFunction`, the call to the model).
 
 Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
 """
@@ -28,6 +28,7 @@ __all__ = [
     "PLUGIN_DIR",
     "QueryFunction",
     "Runtime",
+    "SessionBusy",
     "StepResult",
     "Terminated",
     "Workers",
@@ -63,6 +64,7 @@ _HOMES = {
     "PLUGIN_DIR": "_options",
     "QueryFunction": "_query",
     "Runtime": "_runtime",
+    "SessionBusy": "_session_lease",
     "StepResult": "_result",
     "Terminated": "_runtime",
     "Workers": "_events",
@@ -113,4 +115,5 @@ if TYPE_CHECKING:
     from ._query import QueryFunction
     from ._result import StepResult
     from ._runtime import CredentialsError, Runtime, Terminated
+    from ._session_lease import SessionBusy
     from ._spec import AgentSpec, CompactPolicy
