@@ -283,6 +283,21 @@ async def test_a_lease_taken_over_mid_step_stops_the_step_and_fences_out_its_app
     assert row["ok"] is False and row["error"].startswith(Runtime.TAKEN_OVER)
 
 
+async def test_a_takeover_the_renewals_did_not_see_yet_still_fails_the_step(workspace: Path, tmp_path: Path) -> None:
+    async def take_over(launch: Launch) -> None:
+        store = launch.options.session_store.backend  # type: ignore[union-attr]
+        lease = await store.read_lease(flower_stores_key(launch.options), launch.session_id)
+        await store.release_lease(lease)
+        await store.acquire_lease(lease.project_key, lease.session_id, THIEF, ttl=120)
+
+    # The default ttl: no renewal falls inside the step, which runs to its end after the takeover.
+    model = Model([lambda sid: [init(sid), said(sid, "BEFORE"), take_over, said(sid, "AFTER"), ended(sid, "AFTER")]])
+    with Runtime(workspace, tmp_path / "runs", query_fn=model) as rt:
+        result = await rt.run(counter(), "work")
+    assert not result.ok and result.error and result.error.startswith(Runtime.TAKEN_OVER), result.error
+    assert "other-box/pid 4242" in result.error and len(model.launches[0].refused) == 1
+
+
 async def _forever(launch: Launch) -> None:
     await anyio.sleep_forever()
 

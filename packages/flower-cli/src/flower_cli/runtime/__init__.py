@@ -39,6 +39,7 @@ __all__ = [
     "is_overflow",
     "isolate_guard",
     "isolation_problem",
+    "lease_ttl_from_env",
     "main_thread_guard",
     "merge_hooks",
     "normalize",
@@ -75,6 +76,7 @@ _HOMES = {
     "is_overflow": "_handoff",
     "isolate_guard": "_guards",
     "isolation_problem": "_isolation",
+    "lease_ttl_from_env": "_session_lease",
     "main_thread_guard": "_guards",
     "merge_hooks": "_guards",
     "normalize": "_events",
@@ -115,5 +117,5 @@ if TYPE_CHECKING:
     from ._query import QueryFunction
     from ._result import StepResult
     from ._runtime import CredentialsError, Runtime, Terminated
-    from ._session_lease import SessionBusy
+    from ._session_lease import SessionBusy, lease_ttl_from_env
     from ._spec import AgentSpec, CompactPolicy

@@ -23,6 +23,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import anyio
+
 import flower_stores
 
 if TYPE_CHECKING:
@@ -146,10 +148,26 @@ class StepLease:
         self._stack = stack
 
     async def end(self) -> None:
-        """Release the held lease; raises ``flower_stores.LeaseLost`` when it had been taken over."""
-        stack, self._stack, self._held = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
+        """Release the held lease; raises ``flower_stores.LeaseLost`` when it had been taken over.
+
+        The renewal loop notices a takeover only at its next tick; a step that ends before that (a process
+        that stalled, was taken over, and came back for its last messages) must not look like it drove its
+        session to the end. So the lease is renewed once more first: its outcome is the step's.
+        """
+        held, stack, self._stack, self._held = self._held, self._stack, None, None
+        if stack is None or held is None:
+            return
+        lost: flower_stores.LeaseLost | None = None
+        try:
+            with anyio.CancelScope(shield=True):  # also when the step was cancelled (by the loss, or Ctrl-C)
+                await self.store.renew_lease(held.lease)
+        except flower_stores.LeaseLost as exc:
+            lost = exc
+        except flower_stores.StoreError:
+            pass  # the store cannot answer now: the fence guarded every append; the step's own outcome stands
+        await stack.aclose()  # raises the renewal loop's LeaseLost when it noticed first
+        if lost is not None:
+            raise lost
 
     def _new_id(self) -> str | None:
         # Chosen here only when it will be leased: without a lease the harness picks its own, as it always did.
