@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 import flower_resilience
 
 from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, Runtime, Terminated, describe_os_error, explain, parse_token_count
+from ...runtime import UNSTORED, HandoffPolicy, Runtime, Terminated, describe_os_error, explain, parse_token_count
 from ...view import STDOUT, JsonRenderer, Renderer
 from .store import explained
 
@@ -270,6 +270,8 @@ def exit_code_for(result: StepResult) -> ExitCode:
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED
+    if (result.error or "").startswith(UNSTORED):
+        return ExitCode.CONFIG  # the store must take the transcript (or be imported into) before a resume is whole
     if (result.error or "").startswith("network not back"):
         return ExitCode.OFFLINE
 
