@@ -250,6 +250,11 @@ class Runtime:
 
         return project_key_for_directory(str(self.workspace))
 
+    @property
+    def store_where(self) -> str:
+        """The store as a user may see it (never a password)."""
+        return self._mirror.where
+
     def has_session(self, session_id: str) -> bool:
         return self._index.has_session(self.project_key, session_id)
 

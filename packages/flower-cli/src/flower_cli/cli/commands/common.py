@@ -79,7 +79,23 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
 
         named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
         problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
-        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
+        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; {_what_is_kept(runtime)})")
+
+
+def _what_is_kept(runtime: Runtime) -> str:
+    """Said only when true: the store is asked whether it holds each session of the run."""
+    sessions = {r.session_id for r in runtime.results if r.session_id}
+    gaps = any((r.error or "").startswith(UNSTORED) for r in runtime.results)
+    try:
+        held = not gaps and all(runtime.has_session(s) for s in sessions)
+    except Exception:  # noqa: BLE001 - a store that cannot answer does not hold them as far as anyone can tell
+        held = False
+    if held:
+        return f"its answer is shown and its sessions are kept in {runtime.store_where}"
+    return (
+        f"its answer is shown, but {runtime.store_where} does not hold all of its sessions: "
+        "`flower sessions import SESSION_ID` adds them from the harness's local copy"
+    )
 
 
 def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
