@@ -63,8 +63,12 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     except KeyboardInterrupt:
         runtime.rescue(reason=Runtime.INTERRUPTED)
         raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}") from None
-    except Exit:
-        raise
+    except Exit as stop:
+        failed = runtime.manifest_error
+        if failed is None or stop.code == ExitCode.INTERRUPTED:
+            raise
+        # Both said in the one line: the step's own reason, and that its row is missing from the manifest.
+        raise Exit(stop.code, f"{stop.message}; {_manifest_problem(runtime, failed)}") from None
     except Exception as exc:
         # A store or a disk that fails mid-command (a lineage write, a broken store found on --resume):
         # one line that names the file, not a traceback. What was written stays; nothing is retried over it.
@@ -75,11 +79,13 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     failed = runtime.manifest_error
     if failed is not None:
         # The step ran and its answer was shown; only its row is missing, and the user must know why.
-        from ...runtime import describe_os_error
+        raise Exit(ExitCode.CONFIG, _manifest_problem(runtime, failed))
 
-        named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
-        problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
-        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; {_what_is_kept(runtime)})")
+
+def _manifest_problem(runtime: Runtime, failed: OSError) -> str:
+    named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
+    problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
+    return f"{problem} (the run's rows are missing from it; {_what_is_kept(runtime)})"
 
 
 def _what_is_kept(runtime: Runtime) -> str:
@@ -220,9 +226,14 @@ def finish(
                 **done,
             }
         )
-    elif ok and text and not _on_the_same_terminal(view.stream):
+    elif (ok or _only_unstored(answer, done)) and text and not _on_the_same_terminal(view.stream):
         write_stdout(text.rstrip("\n") + "\n")
     view.closing(runtime.total_cost(), str(runtime.manifest_path), answer.session_id if answer is not None else None)
+
+
+def _only_unstored(answer: StepResult | None, done: dict[str, Any]) -> bool:
+    """The step's answer stands; only its transcript is not all in the store (the exit line says so)."""
+    return answer is not None and not done.get("failed_at") and (answer.error or "").startswith(UNSTORED)
 
 
 def _on_the_same_terminal(progress: Any) -> bool:
