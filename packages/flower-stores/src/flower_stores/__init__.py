@@ -11,6 +11,8 @@ own store.
 ``has_entry``, ``last_context``, ``counts``, ``where``); the layers answer it over any backend, and
 `session_index` gives it for a bare store. The session lease (`Lease`, ``store.acquire_lease(…)``,
 `FencedSessionStore`) makes one process the driver of a session and fences out a superseded one's appends.
+`RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
+and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
 """
 
 from ._chain import heal_orphans, relink
@@ -29,6 +31,7 @@ from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
+from ._runs import RunRecords
 from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
 from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
@@ -52,6 +55,7 @@ __all__ = [
     "PruningSessionStore",
     "QueryNotSupported",
     "Rewritten",
+    "RunRecords",
     "SessionIndex",
     "SessionLeases",
     "SqliteSessionStore",
