@@ -112,13 +112,15 @@ def workspace_path(root: Path, run_id: str) -> Path:
 # --- git ---------------------------------------------------------------------------------------------------
 
 
+# Variables that would point git at another repository than the workspace (set when flower runs inside a git
+# hook, say): left out of the environment of flower's own git commands.
+_ELSEWHERE = frozenset(("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"))
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = {name: value for name, value in os.environ.items() if name not in _ELSEWHERE}
     # Never prompt for a password on a terminal nobody watches, and read git's messages in one language.
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", LANGUAGE="C")
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
-    env.pop("GIT_INDEX_FILE", None)
     return env
 
 
