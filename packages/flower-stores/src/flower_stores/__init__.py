@@ -14,6 +14,8 @@ own store.
 appends; `take_lease` also takes over at once a lease whose holder is a dead process of this machine.
 `import_transcript` fills a store's gaps from a session's local JSONL (what the harness wrote that the store
 lacks), idempotent by uuid.
+`RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
+and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
 """
 
 from ._abandoned import is_abandoned, take_lease
@@ -34,6 +36,7 @@ from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
+from ._runs import RunRecords
 from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
 from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
@@ -58,6 +61,7 @@ __all__ = [
     "PruningSessionStore",
     "QueryNotSupported",
     "Rewritten",
+    "RunRecords",
     "SessionIndex",
     "SessionLeases",
     "SqliteSessionStore",

@@ -350,7 +350,13 @@ def doctor(
     run_doctor(ctx.obj, probe=not no_probe)
 
 
-@app.command(cls=FlowerCommand, epilog=epilog("flower analyze --html run.html   # and open run.html in a browser"))
+@app.command(
+    cls=FlowerCommand,
+    epilog=epilog(
+        "flower analyze --html run.html   # and open run.html in a browser",
+        "flower analyze --store postgresql://flower@db/flower --run nightly-42   # a fleet run, from any machine",
+    ),
+)
 def analyze(
     ctx: typer.Context,
     run_dir: Annotated[
@@ -370,11 +376,19 @@ def analyze(
     wide: Annotated[
         bool, typer.Option("--wide", help="Every column, one line per row (the default fits 100 columns).")
     ] = False,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="ID",
+            help="Read run ID's records (steps, lineage) and sessions from the --store instead of a run dir.",
+        ),
+    ] = None,
 ) -> None:
     """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
     from .commands.analyze import run_analyze
 
-    run_analyze(ctx.obj, run_dir, html, wide=wide)
+    run_analyze(ctx.obj, run_dir, html, wide=wide, run=run)
 
 
 @app.command("version", cls=FlowerCommand, epilog=epilog("flower --version", global_options=False))
