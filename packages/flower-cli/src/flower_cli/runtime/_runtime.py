@@ -119,7 +119,7 @@ class Runtime:
         # A relative run dir lives under the workspace, not the process's CWD: one run's state never splits
         # across two trees when the workspace is somewhere else.
         self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: transcripts hold every tool output
         # Claude Code's own stderr goes here, not onto the terminal in the middle of the progress.
         self.harness_log = HarnessLog(self.run_dir / "harness.log")
 

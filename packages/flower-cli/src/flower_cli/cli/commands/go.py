@@ -195,7 +195,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     driver = GoDriver(
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
     )
-    with rescued(runtime, recorded="the step is"):
+    with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
         import anyio
 
         try:
