@@ -578,3 +578,56 @@ def test_ctrl_c_in_a_pipe_exits_130_at_once(claude_env: ScriptedServer, workspac
     assert "Traceback" not in err and "interrupted; the step 'work' is recorded" in err
     [row] = rows(workspace)
     assert row["step"] == "work" and row["error"] == "interrupted-by-human"
+
+
+# --- waking after the goal was achieved (issue 21) ---------------------------------------------------
+
+
+def test_a_wake_after_the_goal_was_achieved_sends_nothing_new_words_go_on_and_new_starts_over(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    seed(workspace)
+    claude_env.script(
+        *keyed(LEAD, Text("Round one: hello.txt and README.md written. FIRST-ROUND")),
+        *keyed(JUDGE, verdict("achieved", "ACHIEVED-REASON: both checks pass")),
+    )
+    first = flower("--timeout", "0", cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    assert [r["step"] for r in rows(workspace)] == ["work", "work·judge#1"]
+
+    sent = len(claude_env.requests)
+    woke = flower("--timeout", "0", cwd=workspace)
+    assert woke.returncode == 0, woke.stderr
+    assert len(claude_env.requests) == sent, "a wake after the goal was achieved sends no request at all"
+    assert "Traceback" not in woke.stderr and woke.stdout == ""
+    said = " ".join(woke.stderr.split())
+    assert "the goal was achieved on" in said and "'work·judge#1'" in said and "manifest.json" in said
+    assert "2 checks" in said and "--new" in said
+    assert [r["step"] for r in rows(workspace)] == ["work", "work·judge#1"], "nothing was recorded"
+
+    as_json = flower("--json", "--timeout", "0", "hello.txt exists and says hello", cwd=workspace)  # in the brief
+    assert as_json.returncode == 0, as_json.stderr
+    [done] = [json.loads(line) for line in as_json.stdout.splitlines() if '"done"' in line]
+    assert done["ok"] is True and done["verdict"]["step"] == "work·judge#1"
+    assert "ACHIEVED-REASON" in done["verdict"]["reason"]
+    assert len(claude_env.requests) == sent
+
+    # New words amend the brief and the run goes on in the same work session.
+    claude_env.script(
+        *keyed(GOAL_SETTER, Text(GOAL)),
+        *keyed(LEAD, Text("Added the farewell too. SECOND-ROUND")),
+        *keyed(JUDGE, verdict("achieved", "all checks pass again")),
+    )
+    more = flower("--timeout", "0", "also say goodbye in bye.txt", cwd=workspace)
+    assert more.returncode == 0, more.stderr
+    assert more.stdout.strip() == "Added the farewell too. SECOND-ROUND"
+    assert "also say goodbye in bye.txt" in (notes(workspace) / "brief.md").read_text()
+    work = [r for r in rows(workspace) if r["step"] == "work"]
+    assert len(work) == 2 and work[0]["session_id"] == work[1]["session_id"]
+
+    # --new starts over even though the goal was achieved.
+    claude_env.script(*keyed(CLARIFIER, Text(BRIEF.replace("greeter", "calculator"))))
+    fresh = flower("--new", "--clarify-only", "build a calculator", cwd=workspace)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "calculator" in Brief.load(notes(workspace) / "brief.md").goal
+    assert claude_env.unscripted == [] and claude_env.rejected == []

@@ -102,6 +102,8 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     view, sink = make_view(g)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
+    if _already_achieved(g, opts, view, sink):
+        return  # before the credential check: nothing is sent, nothing is paid
     ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
 
     from ...go import (
@@ -206,6 +208,32 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
         _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
+
+
+def _already_achieved(g: GlobalOptions, opts: GoSettings, view: Renderer, sink: Any) -> bool:
+    """A wake with nothing new in a directory whose goal the judge passed: say so (when, where the verdict
+    is) and end with 0 instead of resuming the work session and judging it again (a paid round for nothing).
+
+    New words (not already in the brief), ``--new``, ``--clarify-only`` and ``--no-goal`` go on as before.
+    """
+    if opts.new or opts.clarify_only or not opts.goal:
+        return False
+    import flower_workbench
+
+    from ...go import Brief, NotesPaths, achieved
+
+    workspace = g.workspace
+    bench = flower_workbench.Workbench.beside(workspace) if opts.isolate else flower_workbench.Workbench(workspace)
+    ask = opts.ask.strip()
+    if ask and not Brief.load(NotesPaths.of(bench.notes).brief).mentions(ask):
+        return False  # a new sentence: it amends the brief and the run goes on
+    done = achieved(bench.notes, g.run_dir, workspace)
+    if done is None:
+        return False
+    if g.json:
+        sink.emit({"kind": "done", "ok": True, "text": "", "cost_usd": 0.0, "session_id": None, **done.event()})
+    view.line(done.says(), "green", wrap=True)
+    return True
 
 
 def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: Any) -> None:
