@@ -256,6 +256,10 @@ class Runtime:
 
     # --- control ----------------------------------------------------------------------------------
 
+    def record(self) -> None:
+        """Write this process's manifest rows again, after a caller changed a result (a flow's reason)."""
+        self._write_manifest()
+
     def interrupt(self, message: str = "") -> None:
         """Ask the running step to stop at the next message and resume the same session with ``message``.
 

@@ -265,8 +265,14 @@ def _conclude(
             f"the goal was not reached in {rounds} round{'s' if rounds != 1 else ''}; the judge's last reason: {why}"
         )
     see = f"look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"see {runtime.manifest_path}"
-    # A judge that could not run decides the exit code (a network outage is 4, not 1).
-    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=state.judge_failed, see=see)
+    # A judge that could not run decides the exit code (a network outage is 4, not 1). A step that gave nothing
+    # usable is exit 1 whatever its last words say (they are quoted in its error, not a failure of their own).
+    culprit = state.judge_failed
+    if state.produced_nothing is not None:
+        from ...runtime import StepResult
+
+        culprit = StepResult(step=state.produced_nothing, ok=False)
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see)
     if state.accepted:
         view.line(
             f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
