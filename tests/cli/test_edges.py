@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import pty
-import signal
 import stat
 import subprocess
 import sys
