@@ -10,15 +10,20 @@ own store.
 `SessionIndex` is the typed seam for what flower asks a store beyond the SDK protocol (``has_session``,
 ``has_entry``, ``last_context``, ``counts``, ``where``); the layers answer it over any backend, and
 `session_index` gives it for a bare store. The session lease (`Lease`, ``store.acquire_lease(…)``,
-`FencedSessionStore`) makes one process the driver of a session and fences out a superseded one's appends.
+`FencedSessionStore`, `hold_lease`) makes one process the driver of a session and fences out a superseded one's
+appends; `take_lease` also takes over at once a lease whose holder is a dead process of this machine.
+`import_transcript` fills a store's gaps from a session's local JSONL (what the harness wrote that the store
+lacks), idempotent by uuid.
 """
 
+from ._abandoned import is_abandoned, take_lease
 from ._chain import heal_orphans, relink
 from ._common import StoreError
 from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
 from ._fenced import FencedSessionStore
 from ._hold import hold_lease
+from ._import import ImportReport, import_entries, import_transcript, transcript_files
 from ._index import QueryNotSupported, SessionIndex, session_index
 from ._layers import PruningSessionStore, TrimmingSessionStore
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, LeaseOwner, SessionLeases
@@ -41,6 +46,7 @@ __all__ = [
     "USER_FEEDBACK",
     "EphemeralPolicy",
     "FencedSessionStore",
+    "ImportReport",
     "Lease",
     "LeaseError",
     "LeaseHeld",
@@ -65,6 +71,9 @@ __all__ = [
     "expire",
     "heal_orphans",
     "hold_lease",
+    "is_abandoned",
+    "import_entries",
+    "import_transcript",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
@@ -77,6 +86,8 @@ __all__ = [
     "session_index",
     "spill_path",
     "store_from_url",
+    "take_lease",
+    "transcript_files",
     "trim",
     "trim_report",
 ]

@@ -411,6 +411,33 @@ def sessions_show(
     show_session(ctx.obj, session_id)
 
 
+@sessions_app.command(
+    "import",
+    cls=FlowerCommand,
+    epilog=epilog("flower sessions import 1a2b3c4d-… --from ~/.claude/projects/<key>/1a2b3c4d-….jsonl"),
+)
+def sessions_import(
+    ctx: typer.Context,
+    session_id: Annotated[
+        str,
+        typer.Argument(help="The full id of the session whose transcript the store lacks.", metavar="SESSION_ID"),
+    ],
+    source: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="The session's local transcript (<session id>.jsonl) [default: the harness's copy under "
+            "~/.claude/projects, else <run dir>/unstored].",
+            metavar="PATH",
+        ),
+    ] = None,
+) -> None:
+    """Add to the store what the session's local transcript holds and the store lacks (idempotent)."""
+    from .commands.sessions import import_session
+
+    import_session(ctx.obj, session_id, source)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: exit codes per `ExitCode`, no tracebacks for what a user can fix.
 

@@ -27,6 +27,7 @@ from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
 from ._handoff import Decision, HandoffLoop, HandoffPolicy, QuietRound
 from ._harness_log import HarnessLog
 from ._manifest import Manifest
+from ._mirror import MirrorWatch, quiet_sdk_mirror_log
 from ._options import build_options
 from ._result import StepResult
 from ._spec import AgentSpec, CompactPolicy
@@ -36,10 +37,11 @@ if TYPE_CHECKING:
     from claude_agent_sdk import SessionStore
 
     from flower_resilience import Resilience
-    from flower_stores import EphemeralPolicy, TrimPolicy
+    from flower_stores import EphemeralPolicy, LeaseOwner, TrimPolicy
     from flower_workbench import Workbench
 
     from ._query import QueryFunction
+    from ._session_lease import StepLease
 
 __all__ = ["CredentialsError", "Runtime", "Terminated"]
 
@@ -68,6 +70,11 @@ class Terminated(BaseException):
         os.kill(os.getpid(), self.signum)
 
 
+# flower_stores.DEFAULT_LEASE_TTL, spelled out so that importing the Runtime does not load the siblings (a
+# unit test checks that the two agree).
+_DEFAULT_LEASE_TTL = 60.0
+
+
 def _new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
@@ -75,6 +82,7 @@ def _new_run_id() -> str:
 class Runtime:
     INTERRUPTED = "interrupted-by-human"
     KILLED = "killed-by-signal"
+    TAKEN_OVER = "session taken over"  # how a step's error starts when its lease was taken over mid-step
 
     def __init__(
         self,
@@ -92,6 +100,9 @@ class Runtime:
         store: SessionStore | str | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
         query_fn: QueryFunction | None = None,
+        lease: bool = True,
+        lease_ttl: float = _DEFAULT_LEASE_TTL,
+        lease_owner: LeaseOwner | None = None,
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
@@ -104,6 +115,16 @@ class Runtime:
         ``query_fn``: what each launch of the model calls (`QueryFunction`, ``claude_agent_sdk.query``'s keyword
         signature); None for the SDK's own, which closes its subprocess when the step stops early. Every launch
         goes through flower-resilience with it, the handoff-writing round included.
+        ``lease``: one driver per session. Before a launch the step takes the store's lease of the session it
+        drives (``flower_stores``' session lease; a new session's id is chosen first, so that is before the
+        harness starts), keeps it renewed every ``lease_ttl / 3`` s, gives the SDK the fenced view (a process
+        whose lease was taken over cannot append), and releases it when the step ends. Another process's live
+        lease makes ``run`` raise `SessionBusy` before anything runs; a lease of a dead process of this
+        machine is taken over at once, any other once it expires (``lease_ttl`` seconds after its holder's
+        last renewal). A lease lost mid-step ends the step with ``ok=False`` and an error starting
+        ``Runtime.TAKEN_OVER``. ``lease_owner`` names this process in the lease (default
+        ``LeaseOwner.this_process(run_id=self.run_id)``). ``lease=False``, or a store that grants no leases
+        (a bare SDK store such as ``InMemorySessionStore``), runs without one.
 
         Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
         default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -146,6 +167,7 @@ class Runtime:
         # Set when this runtime built the store's layers with its own trim policy, whose spill directory
         # follows the workbench (see use_workbench); None when the caller gave a TrimPolicy or a store object.
         self._trimming: tuple[flower_stores.PruningSessionStore, bool] | None = None
+        given = store  # what the caller named, for the line that says how to import a transcript later
         layered = isinstance(store, (flower_stores.PruningSessionStore, flower_stores.TrimmingSessionStore))
         if layered and (trim is not False or ephemeral is not True or keep_denials != 1):
             raise ValueError(
@@ -174,8 +196,15 @@ class Runtime:
         # What flower asks of a store beyond the SDK's protocol (has this session, this entry, how full is it):
         # the layers answer it over any backend, computing from ``load`` what a bare store cannot say.
         self._index: flower_stores.SessionIndex = flower_stores.session_index(store)
+        # The SDK writes through this watch: no step is recorded while the store lacks what the harness wrote.
+        self._mirror = _watch(store, given, self.run_dir, self.resilience.max_offline_wait)
+        quiet_sdk_mirror_log(self.harness_log.write)
 
         self.run_id = _new_run_id()
+        self.lease = lease
+        self.lease_ttl = lease_ttl
+        self.lease_owner: LeaseOwner = lease_owner or flower_stores.LeaseOwner.this_process(run_id=self.run_id)
+        self._lease: StepLease | None = None  # the running step's (see run)
         self.results: list[StepResult] = []
         self.manifest = Manifest(self.run_dir / "manifest.json")
         # The last failed manifest write (a full or read-only disk), kept instead of raised: see _write_manifest.
@@ -244,6 +273,11 @@ class Runtime:
         from claude_agent_sdk import project_key_for_directory
 
         return project_key_for_directory(str(self.workspace))
+
+    @property
+    def store_where(self) -> str:
+        """The store as a user may see it (never a password)."""
+        return self._mirror.where
 
     def has_session(self, session_id: str) -> bool:
         return self._index.has_session(self.project_key, session_id)
@@ -355,6 +389,7 @@ class Runtime:
         fork: bool,
         resume_at: str | None,
         post_hooks: list[Any] | None = None,
+        session_id: str | None = None,
     ) -> Any:
         add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
         if self.handoff.enabled and spec.compact is None:
@@ -364,10 +399,13 @@ class Runtime:
         return build_options(
             spec,
             cwd=self.workspace,
-            session_store=self.store,
+            # The SDK writes through the mirror watch, and the watch through the lease's fence: a failed append
+            # is seen and kept, a superseded driver's is refused.
+            session_store=self._mirror.wrapped(self._lease.session_store if self._lease is not None else self.store),
             resume=resume,
             fork=fork,
             resume_at=resume_at,
+            session_id=session_id,
             portable=self.portable,
             plugin_dirs=self.plugin_dirs,
             add_dirs=add_dirs,
@@ -394,6 +432,8 @@ class Runtime:
         resume_at: str | None = None,
         on_event: EventSink | None = None,
         on_session: Callable[[str], Any] | None = None,
+        session_id: str | None = None,
+        lease_epoch: int | None = None,
     ) -> StepResult:
         """Run one step of ``spec`` to its end and record it; never raises for model or transport trouble.
 
@@ -404,8 +444,16 @@ class Runtime:
         the ``on_session`` attribute) is called the moment a session id appears — a workflow writes its
         lineage there, so a crash right after still finds the session.
 
+        ``session_id`` (a uuid) is the id of the new session the step starts (without it the Runtime picks one);
+        with ``resume`` too, the resumed session wins only if the store has it, else the new session gets
+        ``session_id`` — a retried step continues "the same id" whether or not its first attempt stored
+        anything. ``lease_epoch`` is the epoch the step's lease is taken at (a fleet passes its attempt
+        number; it must exceed the session's stored epoch).
+
         Raises `IsolationError` (before anything runs) when ``spec`` has an isolated worker and the
-        workspace is not a git repository with a commit.
+        workspace is not a git repository with a commit, `SessionBusy` (before anything runs) when another
+        process holds the lease of the session the step would drive, and ``flower_stores.LeaseLost`` when
+        ``lease_epoch`` is not above the session's stored epoch (a later attempt has it).
         """
         if spec.agents:
             from ._isolation import IsolationError, isolation_problem
@@ -414,17 +462,29 @@ class Runtime:
             if problem:
                 raise IsolationError(problem)
 
+        import flower_stores
+
+        lease, (resume, new_id) = await self._take_lease(resume, fork, session_id, lease_epoch)  # SessionBusy
         result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
         step = _Step(spec, prompt, result, on_event, on_session)
         self._current = result
         self._interrupt.clear()
         step.handoffs = self._handoff_loop(spec, result.step, prompt, step.emit)
-        first = _Launch(self._first_prompt(spec, prompt, resume), resume, fork, resume_at)
+        first = _Launch(self._first_prompt(spec, prompt, resume), resume, fork, resume_at, new_id)
         try:
-            launch: _Launch | None = await self._make_room(step, first)
-            while launch is not None:
-                ended = await self._stream(step, launch)
-                launch = await self._next_launch(step, ended)
+            try:
+                launch: _Launch | None = await self._make_room(step, first)
+                while launch is not None:
+                    launch = await lease.launching(launch)  # a new session's id and lease; a retired one's released
+                    ended = await self._stream(step, launch)
+                    launch = await self._next_launch(step, ended)
+            finally:
+                self._lease = None
+                await lease.end()  # raises LeaseLost when the lease was taken over (the step was stopped for it)
+        except flower_stores.LeaseLost as exc:
+            result.ok = False
+            result.error = f"{self.TAKEN_OVER}: {exc}"
+            result.errors.append(result.error)
         except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
             result.ok = False
             result.error = f"{type(exc).__name__}: {exc}"
@@ -439,6 +499,22 @@ class Runtime:
         return result
 
     # --- the steps of a run -----------------------------------------------------------------------
+
+    async def _take_lease(
+        self, resume: str | None, fork: bool, session_id: str | None, epoch: int | None
+    ) -> tuple[StepLease, tuple[str | None, str | None]]:
+        """The step's lease, holding the session its first launch drives, and that launch's (resume, new id)."""
+        from ._session_lease import StepLease
+
+        lease = StepLease(
+            self.store, self.project_key, self.lease_owner, enabled=self.lease, ttl=self.lease_ttl, epoch=epoch
+        )
+        resume, new_id = lease.first(resume, fork, session_id, self.has_session)
+        driven = resume if resume and not fork else new_id
+        if driven:
+            await lease.take(driven)
+        self._lease = lease
+        return lease, (resume, new_id)
 
     async def _make_room(self, step: _Step, launch: _Launch) -> _Launch:
         """The first launch, unless the session it continues is already past the handoff point: then that session
@@ -463,7 +539,12 @@ class Runtime:
         result, handoffs, workers = step.result, step.handoffs, step.workers
         stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
         options = self._options(
-            step.spec, resume=launch.resume, fork=launch.fork, resume_at=launch.resume_at, post_hooks=stop_hooks
+            step.spec,
+            resume=launch.resume,
+            fork=launch.fork,
+            resume_at=launch.resume_at,
+            post_hooks=stop_hooks,
+            session_id=launch.session_id,
         )
         stream = flower_resilience.resilient_query(
             prompt=launch.prompt,
@@ -477,6 +558,7 @@ class Runtime:
         try:
             async for message in stream:
                 self._note_session(step, message)
+                self._mirror.saw(message)
                 if self._interrupt.is_set():
                     if result.session_id:
                         await self._mirrored(result.session_id, last_main)
@@ -495,6 +577,12 @@ class Runtime:
         finally:
             await stream.aclose()
         self._absorb(result, stream.record)
+        unstored = await self._mirror.settle(
+            lambda line: step.emit(Event("retry", line, payload={"step": result.step}))
+        )
+        if unstored:  # never a success the store does not fully hold
+            result.ok, result.error = False, unstored
+            result.errors.append(unstored)
         return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
 
     def _note_session(self, step: _Step, message: Any) -> None:
@@ -703,6 +791,24 @@ class Runtime:
             self.manifest_error = None
 
 
+def _watch(store: SessionStore, given: object, run_dir: Path, offline_limit: float) -> MirrorWatch:
+    """The store's watch, named as a user may see it and reach it again with ``--store``."""
+    import flower_stores
+
+    if isinstance(given, str):
+        where, url = flower_stores.describe_store_url(given), given
+        if url.lower().startswith(("postgresql:", "postgres:")):
+            url = "'" + where + "'" if where != given else given  # never the password: the user fills it in
+    else:
+        backend = getattr(store, "backend", store)
+        path = getattr(backend, "path", None)
+        where = str(path) if path is not None else type(backend).__name__
+        url = f"sqlite://{Path(path).resolve()}" if path is not None else ""
+    return MirrorWatch(
+        store, where=where, store_url=url or None, spool=run_dir / "unstored", offline_limit=offline_limit
+    )
+
+
 def _workbench_resume_prompt(workbench: Workbench) -> str:
     return (
         "The previous round was interrupted before it finished. Check what is already done, in the working "
@@ -776,6 +882,7 @@ class _Launch:
     resume: str | None = None
     fork: bool = False
     resume_at: str | None = None
+    session_id: str | None = None  # the id of the new session it starts (its lease is taken first)
 
 
 @dataclass(frozen=True)
