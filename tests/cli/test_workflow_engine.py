@@ -402,6 +402,45 @@ def test_a_carried_session_is_not_resumed_again_by_a_retry(rt: FakeRuntime) -> N
     assert json.loads((rt.run_dir / "lineage.json").read_text())["steps"]["work"] == rt.calls[1].session_id
 
 
+def test_a_carried_session_that_still_yields_nothing_is_started_fresh_once_with_a_notice(rt: FakeRuntime) -> None:
+    rt.known.add("old-session")
+    Lineage.open(rt.run_dir, rt.workspace).remember("clarify", "old-session")
+    rt.plan = lambda call: Outcome(text="FINE" if call.resume is None and call.step_name == "clarify#fresh" else "?")
+    events: list[Event] = []
+    step = Step(
+        "clarify",
+        SPEC,
+        "start",
+        resume_prompt="carry on",
+        gate=lambda result, ctx: result.text == "FINE",
+        on_reject=lambda result, ctx: "try again",
+        retries=1,
+        fresh_after_carried=True,
+    )
+    outcome = run(Workflow([step]), rt, on_event=events.append)
+    assert [(c.step_name, c.resume, c.prompt) for c in rt.calls] == [
+        ("clarify", "old-session", "carry on"),
+        ("clarify#round2", "old-session", "try again"),
+        ("clarify#fresh", None, "start"),
+    ]
+    assert outcome.failed_at is None and outcome["clarify"] == "FINE"
+    [notice] = [e for e in events if e.kind == "notice" and e.payload.get("fresh")]
+    assert "old-session" in notice.text and "fresh session" in notice.text
+    assert json.loads((rt.run_dir / "lineage.json").read_text())["steps"]["clarify"] == rt.calls[2].session_id
+
+
+def test_a_fresh_launch_happens_once_and_not_without_a_carried_session(rt: FakeRuntime) -> None:
+    rt.plan = lambda call: Outcome(text="?")
+    step = Step("goal", SPEC, "start", gate=lambda r, c: False, retries=0, fresh_after_carried=True)
+    assert run(Workflow([step]), rt).failed_at == "goal"
+    assert names(rt) == ["goal"], "nothing carried: no fresh launch"
+    rt.calls.clear()
+    second = run(Workflow([step]), rt)  # now lineage carries the session the first run left
+    assert second.failed_at == "goal"
+    assert names(rt) == ["goal", "goal#fresh"], "the carried session, then one fresh session, then stop"
+    assert rt.calls[0].resume is not None and rt.calls[1].resume is None
+
+
 def test_a_dead_recorded_session_starts_fresh_and_wakes_count(rt: FakeRuntime) -> None:
     Lineage.open(rt.run_dir, rt.workspace).remember("work", "gone-session")  # not in the store any more
     wf = Workflow([Step("work", SPEC, "start", resume_prompt="carry on")])

@@ -259,12 +259,17 @@ def test_sigterm_mid_step_records_the_step(claude_env: ScriptedServer, workspace
     try:
         claude_env.wait_for(lambda s: len(s.message_requests) >= 1, timeout=120)
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == -signal.SIGTERM
+    assert proc.returncode == -signal.SIGTERM  # it dies of the signal: status 143 to a shell
     [row] = manifest_rows(workspace / "runs")
     assert row["error"] == "killed-by-signal" and row["ok"] is False and row["ended_at"] > 0
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("flower: stopped by SIGTERM; the step is recorded in "), err
+    # The session id is known once the harness announced it; before that, the command itself is the way on.
+    again = f"flower once --resume {row['session_id']}" if row["session_id"] else "run the same command again"
+    assert "manifest.json" in last and again in last, last
 
 
 def test_first_run_on_a_terminal_asks_for_credentials(

@@ -161,13 +161,31 @@ def test_a_workspace_under_a_file_is_refused(claude_env: ScriptedServer, workspa
     assert (workspace / "plain").read_text() == "a file\n"
 
 
-def test_a_missing_workspace_and_run_dir_are_created(claude_env: ScriptedServer, workspace: Path) -> None:
-    claude_env.script(Text("made it"))
+def test_a_missing_workspace_is_a_usage_error_and_nothing_is_created(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
     done = flower("-w", "new/project", "-r", "elsewhere/runs", "once", "hi", cwd=workspace)
+    line = one_line_error(done, 2, "the workspace", "does not exist", "mkdir -p", "-w")
+    assert str(workspace / "new" / "project") in line
+    assert not (workspace / "new").exists() and not (workspace / "elsewhere").exists(), "nothing is created"
+    assert claude_env.message_requests == [], "nothing was sent"
+    go = flower("-w", "new/project", "build a thing", cwd=workspace)
+    one_line_error(go, 2, "does not exist")
+    assert sorted(p.name for p in workspace.iterdir()) == []
+
+
+def test_a_missing_run_dir_is_created_private(claude_env: ScriptedServer, workspace: Path) -> None:
+    claude_env.script(Text("made it"))
+    (workspace / "project").mkdir()
+    done = flower("-w", "project", "-r", "elsewhere/runs", "once", "hi", cwd=workspace)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "made it\n"
-    assert (workspace / "new" / "project").is_dir()
-    assert (workspace / "elsewhere" / "runs" / "manifest.json").is_file()
+    runs = workspace / "elsewhere" / "runs"
+    assert (runs / "manifest.json").is_file()
+    assert runs.stat().st_mode & 0o777 == 0o700
+    for name in ("sessions.db", "manifest.json", "lineage.json"):
+        if (runs / name).exists():
+            assert (runs / name).stat().st_mode & 0o777 == 0o600, name
 
 
 def test_a_current_directory_that_was_removed(claude_env: ScriptedServer, tmp_path: Path) -> None:

@@ -578,3 +578,114 @@ def test_ctrl_c_in_a_pipe_exits_130_at_once(claude_env: ScriptedServer, workspac
     assert "Traceback" not in err and "interrupted; the step 'work' is recorded" in err
     [row] = rows(workspace)
     assert row["step"] == "work" and row["error"] == "interrupted-by-human"
+
+
+# --- waking after the goal was achieved (issue 21) ---------------------------------------------------
+
+
+def test_a_wake_after_the_goal_was_achieved_sends_nothing_new_words_go_on_and_new_starts_over(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    seed(workspace)
+    claude_env.script(
+        *keyed(LEAD, Text("Round one: hello.txt and README.md written. FIRST-ROUND")),
+        *keyed(JUDGE, verdict("achieved", "ACHIEVED-REASON: both checks pass")),
+    )
+    first = flower("--timeout", "0", cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    assert [r["step"] for r in rows(workspace)] == ["work", "work·judge#1"]
+
+    sent = len(claude_env.requests)
+    woke = flower("--timeout", "0", cwd=workspace)
+    assert woke.returncode == 0, woke.stderr
+    assert len(claude_env.requests) == sent, "a wake after the goal was achieved sends no request at all"
+    assert "Traceback" not in woke.stderr and woke.stdout == ""
+    said = " ".join(woke.stderr.split())
+    assert "the goal was achieved on" in said and "'work·judge#1'" in said and "manifest.json" in said
+    assert "2 checks" in said and "--new" in said
+    assert [r["step"] for r in rows(workspace)] == ["work", "work·judge#1"], "nothing was recorded"
+
+    as_json = flower("--json", "--timeout", "0", "hello.txt exists and says hello", cwd=workspace)  # in the brief
+    assert as_json.returncode == 0, as_json.stderr
+    [done] = [json.loads(line) for line in as_json.stdout.splitlines() if '"done"' in line]
+    assert done["ok"] is True and done["verdict"]["step"] == "work·judge#1"
+    assert "ACHIEVED-REASON" in done["verdict"]["reason"]
+    assert len(claude_env.requests) == sent
+
+    # New words amend the brief and the run goes on in the same work session.
+    claude_env.script(
+        *keyed(GOAL_SETTER, Text(GOAL)),
+        *keyed(LEAD, Text("Added the farewell too. SECOND-ROUND")),
+        *keyed(JUDGE, verdict("achieved", "all checks pass again")),
+    )
+    more = flower("--timeout", "0", "also say goodbye in bye.txt", cwd=workspace)
+    assert more.returncode == 0, more.stderr
+    assert more.stdout.strip() == "Added the farewell too. SECOND-ROUND"
+    assert "also say goodbye in bye.txt" in (notes(workspace) / "brief.md").read_text()
+    work = [r for r in rows(workspace) if r["step"] == "work"]
+    assert len(work) == 2 and work[0]["session_id"] == work[1]["session_id"]
+
+    # --new starts over even though the goal was achieved.
+    claude_env.script(*keyed(CLARIFIER, Text(BRIEF.replace("greeter", "calculator"))))
+    fresh = flower("--new", "--clarify-only", "build a calculator", cwd=workspace)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "calculator" in Brief.load(notes(workspace) / "brief.md").goal
+    assert claude_env.unscripted == [] and claude_env.rejected == []
+
+
+# --- a step that produces nothing says why (issue 21) ---------------------------------------------------
+
+
+def test_a_clarifier_that_writes_no_brief_says_what_is_missing_and_the_row_carries_it(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    chatter = Text("I looked around. The goal is a greeter; I think that is all. NO-BRIEF-HERE")
+    claude_env.script(*keyed(CLARIFIER, chatter, chatter, chatter))
+    done = flower("--timeout", "0", "build a greeter", cwd=workspace)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    last = " ".join(done.stderr.strip().splitlines()[-1:])
+    assert "stopped at step 'clarify'" in last and "no usable brief" in last
+    assert "Acceptance criteria" in last and "Boundaries" in last, "which sections are missing"
+    assert "NO-BRIEF-HERE" in last, "the model's last words, shortened"
+    assert "manifest.json" in last and "flower sessions show" in last
+    manifest = rows(workspace)
+    assert [r["step"] for r in manifest] == ["clarify", "clarify#round2", "clarify#round3"]
+    assert manifest[-1]["ok"] is False and "no usable brief" in manifest[-1]["error"]
+    assert not (notes(workspace) / "brief.md").exists()
+    assert claude_env.unscripted == [] and claude_env.rejected == []
+
+
+def test_a_goal_setter_that_writes_no_goal_says_why_and_a_resumed_one_is_started_fresh_once(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    seed(workspace, goal=False)
+    junk = Text("The goal is clear enough. NO-GOAL-HERE")
+    claude_env.script(*keyed(GOAL_SETTER, junk, junk))
+    done = flower("--timeout", "0", cwd=workspace)
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "stopped at step 'goal'" in last and "no usable goal" in last and "Checks" in last
+    assert "NO-GOAL-HERE" in last and "manifest.json" in last
+    first_rows = rows(workspace)
+    assert [r["step"] for r in first_rows] == ["goal", "goal#round2"]
+    assert first_rows[-1]["ok"] is False and "no usable goal" in first_rows[-1]["error"]
+    stuck = json.loads((workspace / "runs" / "lineage.json").read_text())["steps"]["goal"]
+
+    # The next wake resumes that session; when it again gives nothing, the step starts once in a fresh session.
+    claude_env.script(
+        *keyed(GOAL_SETTER & when(lambda r: "NO-GOAL-HERE" in r.text), junk, junk),
+        *keyed(GOAL_SETTER & when(lambda r: "NO-GOAL-HERE" not in r.text), Text(GOAL)),
+        *keyed(LEAD, Text("Built it. WORK-DONE")),
+        *keyed(JUDGE, verdict("achieved", "both checks pass")),
+    )
+    woke = flower("--timeout", "0", cwd=workspace)
+    assert woke.returncode == 0, woke.stderr
+    assert woke.stdout.strip() == "Built it. WORK-DONE"
+    said = " ".join(woke.stderr.split())
+    assert stuck in said and "fresh session" in said, "the fresh start is said"
+    second = rows(workspace)[len(first_rows) :]
+    assert [r["step"] for r in second] == ["goal", "goal#round2", "goal#fresh", "work", "work·judge#1"]
+    assert second[0]["session_id"] == stuck and second[2]["session_id"] != stuck
+    assert Goal.load(notes(workspace) / "goal.md").complete
+    assert claude_env.unscripted == [] and claude_env.rejected == []

@@ -18,6 +18,7 @@ is created, no schema written, no journal mode set, and every write raises `Stor
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -153,6 +154,7 @@ class SqliteSessionStore(LeaseMethods, RunRecordMethods):
             raise StoreError(
                 f"cannot create the directory for session store {self.path}: {exc.strerror or exc}; pass a path in a writable directory"
             ) from exc
+        _create_private(self.path)
         with self._transaction() as db:
             # executescript() would COMMIT our BEGIN first, so the DDL runs statement by statement.
             for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
@@ -610,3 +612,17 @@ class SqliteSessionStore(LeaseMethods, RunRecordMethods):
 def _now_ms() -> int:
     """The SQLite store's clock: this machine's wall clock (every process sharing the file runs on it)."""
     return int(time.time() * 1000)
+
+
+def _create_private(path: Path) -> None:
+    """Create a new store file readable by its owner only (0600), before SQLite opens it.
+
+    A transcript holds every tool output the agent saw. SQLite creates the ``-wal`` and ``-shm`` files with
+    the main file's permissions, so all three are private from the start (no chmod after the fact). An
+    existing file is left as it is; a file that cannot be created here is left to SQLite's own open, whose
+    error names the problem as before.
+    """
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass  # exists already (FileExistsError), or SQLite's own open below says why it cannot

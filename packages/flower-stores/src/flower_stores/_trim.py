@@ -42,11 +42,13 @@ def _write_once(path: str, text: str) -> bool:
     if os.path.exists(path):
         return True
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        # Private (0700 folder, 0600 file), created so: a spilled tool output may hold anything the agent read.
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = os.path.join(
             os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp"
         )
-        with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
         os.replace(tmp, path)
     except OSError:

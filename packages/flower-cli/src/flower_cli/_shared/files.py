@@ -16,7 +16,11 @@ __all__ = ["atomic_write_text", "file_lock", "move_aside", "read_json"]
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Replace ``path`` in one step: readers see the old file or the new one, never half of either."""
+    """Replace ``path`` in one step: readers see the old file or the new one, never half of either.
+
+    The new file is 0600 (``mkstemp`` creates it so) unless ``mode`` says otherwise: the manifest, lineage,
+    notes and handoff documents are the owner's alone.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -130,6 +130,9 @@ def _globals(
             ExitCode.CONFIG,
             f"the current directory is gone ({exc.strerror or exc}): cd to an existing one, or give absolute -w/-r paths",
         ) from exc
+    from ._workspace import check_workspace
+
+    check_workspace(ws)  # a mistyped -w is a usage error, not a new empty project (nothing is created)
     if store:
         from .commands.store import check_store_url
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .._shared.lazy import lazy_exports
 
 __all__ = [
+    "Achieved",
     "AsideAnswer",
     "Brief",
     "CLARIFY",
@@ -25,6 +26,7 @@ __all__ = [
     "WAKE_LABEL",
     "WORK",
     "WakeState",
+    "achieved",
     "answer_aside",
     "archive_for_new",
     "aside_context",
@@ -39,6 +41,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Achieved": "_achieved",
     "AsideAnswer": "_aside",
     "Brief": "_brief",
     "CLARIFY": "_flow",
@@ -53,6 +56,7 @@ _HOMES = {
     "WAKE_LABEL": "_brief",
     "WORK": "_flow",
     "WakeState": "_continuity",
+    "achieved": "_achieved",
     "answer_aside": "_aside",
     "archive_for_new": "_continuity",
     "aside_context": "_aside",
@@ -78,6 +82,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._achieved import Achieved, achieved
     from ._aside import AsideAnswer, answer_aside, aside_context, progress_line
     from ._brief import WAKE_LABEL, Brief
     from ._continuity import NotesPaths, WakeState, archive_for_new, wake_banner, wake_state

@@ -87,6 +87,7 @@ class GoState:
     verdict: Verdict | None = None
     accepted: str | None = None
     judge_failed: StepResult | None = None
+    produced_nothing: str | None = None  # the step (clarify, goal) that ran to its end with nothing usable
 
     def clear(self) -> None:
         """Back to a new run's state (every field's default)."""
@@ -108,7 +109,50 @@ class GoFlow(Workflow):
         on_step: Callable[[Step, StepResult], Any] | None = None,
     ) -> RunResult:
         self.state.clear()
-        return await super().run(runtime, on_event=on_event, on_step=on_step)
+        outcome = await super().run(runtime, on_event=on_event, on_step=on_step)
+        return _said_why_nothing(outcome, self.state, runtime)
+
+
+def _said_why_nothing(outcome: RunResult, state: GoState, runtime: StepRunner) -> RunResult:
+    """A clarify or goal step that ran to its end without a usable brief/goal: its row says why (not "ok").
+
+    The gate only rejected the answer, so the session itself looked fine; left so, the run would end with
+    "no result" and a manifest of ok rows. The last attempt's row gets the reason (what the brief or goal
+    lacks, the model's last words, shortened, where to look) and the run's ``aborted`` carries it to the
+    closing line.
+    """
+    step = outcome.failed_at
+    answer = outcome.answer
+    if step not in (CLARIFY, GOAL) or outcome.aborted or answer is None or not answer.ok:
+        return outcome
+    tries = sum(1 for r in outcome.attempts if r.step == step or r.step.startswith(f"{step}#"))
+    reason = why_nothing(step, answer, tries=tries, missing=state.brief_missing, run_dir=Path(runtime.run_dir))
+    answer.ok, answer.error = False, reason
+    record = getattr(runtime, "record", None)
+    if callable(record):
+        record()
+    state.produced_nothing = step
+    return replace(outcome, aborted=reason)
+
+
+def why_nothing(step: str, result: StepResult, *, tries: int, missing: tuple[str, ...], run_dir: Path) -> str:
+    """One line: which part gave nothing usable, what it lacks, its last words, where to look."""
+    if step == CLARIFY:
+        lacks = list(missing) or Brief.parse(result.text).missing()
+        what = f"the clarifier gave no usable brief ({', '.join(lacks) or 'its sections'} missing or empty)"
+    else:
+        goal = Goal.parse(result.text)
+        parts = [
+            p
+            for p, absent in (("a Goal statement", not goal.statement.strip()), ("a Checks list", not goal.checks))
+            if absent
+        ]
+        what = f"the goal-setter gave no usable goal (it lacks {' and '.join(parts) or 'a Goal and its Checks'})"
+    words = " ".join(result.text.split())
+    said = f'its last words: "{words[:157] + "…" if len(words) > 160 else words}"' if words else "it said nothing"
+    times = f"{tries} tr{'y' if tries == 1 else 'ies'}"
+    session = f" and the session (flower sessions show {result.session_id})" if result.session_id else ""
+    return f"{what} in {times}; {said}; look at {run_dir / 'manifest.json'}{session}"
 
 
 def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Workbench) -> GoFlow:
@@ -191,6 +235,7 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
         on_reject=on_reject,
         retries=2,
         resume_prompt=resume,
+        fresh_after_carried=True,  # a resumed clarification that still yields no brief is started over once
     )
 
 
@@ -265,6 +310,7 @@ def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, j
         on_reject=on_reject,
         retries=1,
         resume_prompt=resume_prompt,
+        fresh_after_carried=True,  # likewise a resumed goal-setter
     )
 
 

@@ -22,6 +22,7 @@ when it is delivered; a question that timed out still shows its text.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -430,7 +431,9 @@ class HumanChannel:
             try:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 new = not self.log_path.exists() or self.log_path.stat().st_size == 0
-                with self.log_path.open("a", encoding="utf-8") as handle:
+                # 0600 from the start: the person's answers may hold what they would not show others.
+                fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                with open(fd, "a", encoding="utf-8") as handle:
                     handle.write((_LOG_HEADER + "\n" if new else "") + entry + "\n")
             except OSError as exc:
                 self.ui_errors.append(exc)  # the record is for people; a full disk must not stop the run

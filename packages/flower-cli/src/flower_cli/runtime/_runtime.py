@@ -140,7 +140,7 @@ class Runtime:
         # A relative run dir lives under the workspace, not the process's CWD: one run's state never splits
         # across two trees when the workspace is somewhere else.
         self.run_dir = (run_path if run_path.is_absolute() else self.workspace / run_path).resolve()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: transcripts hold every tool output
         # Claude Code's own stderr goes here, not onto the terminal in the middle of the progress.
         self.harness_log = HarnessLog(self.run_dir / "harness.log")
 
@@ -289,6 +289,10 @@ class Runtime:
         return round(sum(r.cost_usd for r in self.results), 4)
 
     # --- control ----------------------------------------------------------------------------------
+
+    def record(self) -> None:
+        """Write this process's manifest rows again, after a caller changed a result (a flow's reason)."""
+        self._write_manifest()
 
     def interrupt(self, message: str = "") -> None:
         """Ask the running step to stop at the next message and resume the same session with ``message``.

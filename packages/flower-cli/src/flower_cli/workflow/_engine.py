@@ -17,6 +17,9 @@ One step, attempt by attempt:
   session → the step's first launch again. A failed attempt (``ok=False``) is a *retry* (``name#retry1``,
   …): the first launch again, except that a session carried from lineage is not resumed a second time (it
   may be what failed). ``retries`` bounds rounds and retries together.
+- ``fresh_after_carried``: when the session carried from lineage is still the one the last attempt ran in,
+  and that attempt ran to its end but the gate rejected it, the step is launched once more in a fresh session (its first prompt, ``retries`` again),
+  with a ``notice`` event saying so — instead of stopping at the same place on every wake.
 - ``StepAbort`` from ``when``/``gate``/``on_reject`` ends the step at once as failed (`RunResult.aborted`
   holds why); any other exception from the user's callables is a `WorkflowError` naming the step.
 - After the last attempt: a pass puts ``reduce(result, ctx)`` (default: the answer text) in ``ctx[name]``;
@@ -90,6 +93,7 @@ class Step:
     resume_prompt: Prompt | None = None
     resume_from: str | None = None  # the name of an earlier step whose session this one continues
     fork: bool = False  # with resume_from: branch off that session, leaving it untouched
+    fresh_after_carried: bool = False  # a carried session whose rounds all fail the gate: one fresh launch
 
     def __post_init__(self) -> None:
         where = f"step {self.name!r}"
@@ -375,7 +379,9 @@ class _StepRun:
         rounds, retries = 1, 0
         result: StepResult | None = None
         passed = False
-        for attempt in range(step.retries + 1):
+        fresh_left = 1 if step.fresh_after_carried and carried else 0
+        attempt = 0
+        while True:
             result = await run.runtime.run(
                 step.spec,
                 prompt,
@@ -395,8 +401,20 @@ class _StepRun:
                 except StepAbort as abort:
                     self._abort(abort, f"step {step.name!r} aborted by its gate")
                     break
-            if passed or attempt == step.retries:
+            if passed:
                 break
+            if attempt == step.retries:
+                if not (fresh_left and result.ok and result.session_id == first_resume):
+                    break
+                # The carried session ran to its end and still gave nothing the gate takes:
+                # resuming it on the next wake would stop here again. One fresh session, said once.
+                fresh_left, attempt, carried = 0, 0, False
+                self._notice_fresh(result)
+                label = f"{step.name}#fresh"
+                prompt = await _guarded(step, "prompt", step.render, ctx, False)
+                current_resume, fork = None, False
+                continue
+            attempt += 1
             if result.ok:  # the gate rejected it: a new round
                 rounds += 1
                 label = f"{step.name}#round{rounds}"
@@ -425,6 +443,14 @@ class _StepRun:
                 prompt, current_resume, fork = first_prompt, first_resume, first_fork
         assert result is not None  # retries >= 0: the loop ran at least once
         return result, passed and result.ok
+
+    def _notice_fresh(self, result: StepResult) -> None:
+        step = self.step
+        text = (
+            f"step {step.name!r}: the session it continued ({result.session_id}) still gave no result its gate "
+            "takes; starting the step once more in a fresh session"
+        )
+        self.run.emit(Event("notice", text, payload={"step": step.name, "fresh": True, "from": result.session_id}))
 
     def _aborted_result(self) -> StepResult:
         result = StepResult(step=self.step.name, ok=False, error=self.state.aborted)

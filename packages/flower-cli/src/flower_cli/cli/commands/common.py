@@ -53,12 +53,14 @@ def make_view(opts: GlobalOptions, *, allow_hint: Callable[[str], str] | None = 
 
 
 @contextlib.contextmanager
-def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
+def rescued(runtime: Runtime, *, recorded: str, again: str) -> Iterator[None]:
     """A command's hold on ``runtime``: no step may vanish from the manifest, whatever ends the process.
 
-    SIGTERM/SIGHUP record the in-flight step and unwind, so the Claude Code subprocess is closed too; then
-    the process dies of that signal. Ctrl-C records it and exits 130 saying where (``recorded``: "the step
-    is", "the steps so far are"). The signal handlers are restored and the runtime closed on every path.
+    SIGTERM/SIGHUP record the in-flight step and unwind, so the Claude Code subprocess is closed too; then one
+    line says so and how to continue (``again``; ``{session}`` in it is the in-flight step's session id) and
+    the process dies of that signal (exit status 143 / 129 to the shell). Ctrl-C records it and exits 130
+    saying where (``recorded``: "the step is", "the steps so far are"). The signal handlers are restored and
+    the runtime closed on every path.
     """
 
     restore = runtime.install_signal_rescue()
@@ -67,6 +69,7 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     except Terminated as stop:
         restore()
         runtime.close()
+        _say_terminated(runtime, stop.signum, recorded=recorded, again=again)
         stop.die()
         raise
     except KeyboardInterrupt:
@@ -113,6 +116,34 @@ def _what_is_kept(runtime: Runtime) -> str:
     )
 
 
+def _say_terminated(runtime: Runtime, signum: int, *, recorded: str, again: str) -> None:
+    """The one line a stopped run leaves: which signal, what was recorded where, the command that goes on."""
+    import signal
+
+    from ...view import sanitize
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    last = runtime.results[-1] if runtime.results else None
+    session = last.session_id if last is not None else None
+    if runtime.manifest_error is not None:
+        kept = f"{recorded} not recorded ({runtime.manifest_error.strerror or runtime.manifest_error}); its session is kept"
+    else:
+        kept = f"{recorded} recorded in {runtime.manifest_path}"
+    if session:
+        kept += f" (session {session})"
+    if "{session}" in again:
+        again = again.format(session=session) if session else "run the same command again"
+    line = f"flower: stopped by {name}; {kept}; to continue: {again}"
+    try:
+        sys.stderr.write(sanitize(line) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr must not keep the process from dying of the signal
+        pass
+
+
 def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
     """``--window`` / ``--no-handoff`` as a policy, or a one-line usage `Exit` for a wrong value."""
 
@@ -134,7 +165,7 @@ def open_runtime(
     opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True, trim: bool | None = None
 ) -> Runtime:
     """The command's Runtime on its store (``--store``, else ``<run dir>/sessions.db``), or a one-line `Exit`
-    saying what is wrong with the workspace, the run dir or the store.
+    saying what is wrong with the workspace (which must exist), the run dir (created, 0700) or the store.
 
     ``trim`` overrides ``-T`` (``go`` trims by default).
 
@@ -142,10 +173,9 @@ def open_runtime(
     not when its record cannot be written at the end.
     """
 
-    try:
-        opts.workspace.mkdir(parents=True, exist_ok=True)  # a missing workspace is created, as with -w new/
-    except OSError as exc:
-        raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
+    from .._workspace import check_workspace
+
+    check_workspace(opts.workspace)  # checked at start too; it may have been removed since (never created here)
     try:
         lease_ttl = lease_ttl_from_env(os.environ)
     except ValueError as exc:
@@ -172,7 +202,9 @@ def _check_writable(directory: Path) -> None:
         return Exit(ExitCode.CONFIG, describe_os_error(problem, "the run dir", elsewhere="point -r elsewhere"))
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        # 0700: transcripts hold every tool output the agent saw. Created so, never chmod-ed after (an existing
+        # looser run dir is left alone; `flower doctor` reports it).
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise leave(exc) from exc
     try:

@@ -36,10 +36,15 @@ def base_url_problem(url: str) -> str | None:
     return None
 
 
-def _ask(view: Renderer, question: str, hint: str) -> str:
+def _ask(view: Renderer, question: str, hint: str, *, secret: bool = False) -> str:
+    """One answer from stdin; ``secret``: not echoed on a terminal (the key), still a plain line from a pipe."""
     view.line(f"{question}  {hint}")
     sys.stderr.write("   > ")
     sys.stderr.flush()
+    if secret:
+        from .secret_input import read_secret_line
+
+        return read_secret_line().strip()
     line = sys.stdin.readline()
     if not line:
         raise EOFError
@@ -71,7 +76,12 @@ def interactive_setup(view: Renderer, reason: str | None = None) -> bool:
         view.line(reason, "yellow")
     view.line(f"Credentials are stored in {flower_env.user_env_path()} (mode 0600). Set once, works everywhere.")
     try:
-        token = _ask(view, "1. Your API key or gateway token", "(Anthropic's sk-ant-…, or one a gateway issued)")
+        token = _ask(
+            view,
+            "1. Your API key or gateway token",
+            "(Anthropic's sk-ant-…, or one a gateway issued; not shown as you type)",
+            secret=True,
+        )
         if not token:
             view.line("No token given; cancelled.", "red")
             return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import flower_env
@@ -92,6 +93,8 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     if store_problem:
         problems.append(store_problem)
 
+    report["run_dir"] = _show_run_dir(view, opts.run_dir)
+
     report["ok"] = not problems
     report["problems"] = [{"exit": int(code), "message": text} for code, text in problems]
     if opts.json:
@@ -104,6 +107,36 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
         )
         raise Exit(worst, "doctor found problems: " + "; ".join(p[1] for p in problems))
     view.line("all good", "green")
+
+
+def _show_run_dir(view: Renderer, run_dir: Path) -> dict[str, Any]:
+    """The run dir's permissions: a warning (not a problem: nothing fails) when others may read it.
+
+    flower creates it 0700, because its transcripts hold every tool output the agent saw; one made by an
+    older flower (or by hand) is never chmod-ed behind the user's back, only reported with the command.
+    """
+    import shlex
+    import stat
+
+    view.line("run dir", "bold")
+    found: dict[str, Any] = {"path": str(run_dir)}
+    try:
+        mode = stat.S_IMODE(run_dir.stat().st_mode)
+    except OSError:
+        found["exists"] = False
+        view.line(f"  - {run_dir} does not exist yet (the first run creates it, mode 0700)", "dim")
+        return found
+    found.update(exists=True, mode=f"{mode:04o}", private=not mode & 0o077)
+    if mode & 0o077:
+        fix = f"chmod 700 {shlex.quote(str(run_dir))}"
+        found["fix"] = fix
+        view.line(
+            f"  ! {run_dir} is mode {mode:04o}: others on this machine can read its transcripts; run `{fix}`",
+            "yellow",
+        )
+    else:
+        view.line(f"  + {run_dir} is private (mode {mode:04o})", "green")
+    return found
 
 
 def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:

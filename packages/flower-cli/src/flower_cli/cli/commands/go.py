@@ -102,6 +102,8 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     view, sink = make_view(g)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
+    if _already_achieved(g, opts, view, sink):
+        return  # before the credential check: nothing is sent, nothing is paid
     ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
 
     from ...go import (
@@ -195,7 +197,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     driver = GoDriver(
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
     )
-    with rescued(runtime, recorded="the step is"):
+    with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
         import anyio
 
         try:
@@ -206,6 +208,32 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
         _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
+
+
+def _already_achieved(g: GlobalOptions, opts: GoSettings, view: Renderer, sink: Any) -> bool:
+    """A wake with nothing new in a directory whose goal the judge passed: say so (when, where the verdict
+    is) and end with 0 instead of resuming the work session and judging it again (a paid round for nothing).
+
+    New words (not already in the brief), ``--new``, ``--clarify-only`` and ``--no-goal`` go on as before.
+    """
+    if opts.new or opts.clarify_only or not opts.goal:
+        return False
+    import flower_workbench
+
+    from ...go import Brief, NotesPaths, achieved
+
+    workspace = g.workspace
+    bench = flower_workbench.Workbench.beside(workspace) if opts.isolate else flower_workbench.Workbench(workspace)
+    ask = opts.ask.strip()
+    if ask and not Brief.load(NotesPaths.of(bench.notes).brief).mentions(ask):
+        return False  # a new sentence: it amends the brief and the run goes on
+    done = achieved(bench.notes, g.run_dir, workspace)
+    if done is None:
+        return False
+    if g.json:
+        sink.emit({"kind": "done", "ok": True, "text": "", "cost_usd": 0.0, "session_id": None, **done.event()})
+    view.line(done.says(), "green", wrap=True)
+    return True
 
 
 def _archive(view: Renderer, notes: Path, lineage_path: Path, archive_for_new: Any) -> None:
@@ -237,8 +265,14 @@ def _conclude(
             f"the goal was not reached in {rounds} round{'s' if rounds != 1 else ''}; the judge's last reason: {why}"
         )
     see = f"look at {paths.goal} and {runtime.manifest_path}" if failed == WORK else f"see {runtime.manifest_path}"
-    # A judge that could not run decides the exit code (a network outage is 4, not 1).
-    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=state.judge_failed, see=see)
+    # A judge that could not run decides the exit code (a network outage is 4, not 1). A step that gave nothing
+    # usable is exit 1 whatever its last words say (they are quoted in its error, not a failure of their own).
+    culprit = state.judge_failed
+    if state.produced_nothing is not None:
+        from ...runtime import StepResult
+
+        culprit = StepResult(step=state.produced_nothing, ok=False)
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see)
     if state.accepted:
         view.line(
             f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",

@@ -60,7 +60,7 @@ def run_once(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
     )
     runtime = open_runtime(opts, handoff=handoff)
-    with rescued(runtime, recorded="the step is"):
+    with rescued(runtime, recorded="the step is", again='flower once --resume {session} "…"'):
         if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
             where = f"for workspace {runtime.workspace} in {store_label(opts)}"
             resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)

@@ -94,7 +94,11 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
     runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
-    with rescued(runtime, recorded="the steps so far are"):
+    with rescued(
+        runtime,
+        recorded="the steps so far are",
+        again="run the same `flower run` again (each step continues its session)",
+    ):
         try:
             outcome = anyio.run(lambda: workflow.run(runtime, on_event=sink))
         except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
