@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
-from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ._lease import (
     DEFAULT_LEASE_TTL,
@@ -28,6 +27,8 @@ from ._lease import (
 )
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import SessionKey, SessionStoreEntry
+
     from ._fenced import FencedSessionStore
 
 __all__ = ["LeaseMethods"]

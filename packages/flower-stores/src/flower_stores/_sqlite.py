@@ -26,21 +26,24 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
-from claude_agent_sdk import (
-    SessionKey,
-    SessionListSubkeysKey,
-    SessionStoreEntry,
-    SessionStoreListEntry,
-    SessionSummaryEntry,
-)
 
 from ._common import StoreError, context_tokens, fold_summary, parsed, store_key
 from ._common import dumps as _dumps
 from ._common import prefix_range as _prefix_range
 from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
 
 __all__ = ["SqliteSessionStore", "StoreError"]
 
