@@ -445,6 +445,14 @@ class SqliteSessionStore(LeaseMethods):
         )
         return [r[0] for r in rows if r[0]]
 
+    def list_sessions_sync(self, project_key: str) -> list[SessionStoreListEntry]:
+        """`list_sessions` without the worker thread (and without an event loop), for synchronous readers."""
+        return self._list_sessions(project_key)
+
+    def list_subkeys_sync(self, key: SessionListSubkeysKey) -> list[str]:
+        """`list_subkeys` without the worker thread (and without an event loop), for synchronous readers."""
+        return self._list_subkeys(key)
+
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Whether the main transcript exists (reads ``meta`` only, never a payload)."""
         k = store_key({"project_key": project_key, "session_id": session_id})

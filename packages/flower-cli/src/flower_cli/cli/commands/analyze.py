@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +16,24 @@ if TYPE_CHECKING:
     from .._global_options import GlobalOptions
 
 __all__ = ["run_analyze"]
+
+
+@contextlib.contextmanager
+def _few_collections() -> Iterator[None]:
+    """The cyclic garbage collector, tuned for one pass over a store: analyze parses millions of small dicts
+    that die by reference counting as each session is dropped, yet the default thresholds run a collection
+    every 700 of them and, now and then, a full one over everything the imports left. Frozen imports and a
+    larger first generation cut that to a few collections, with the same memory (nothing of it is cyclic)."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False) -> None:
@@ -35,7 +55,8 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *,
         if html.is_dir():
             raise Exit(ExitCode.USAGE, f"--html {html} is a directory; give a file name such as {html / 'run.html'}")
     try:
-        report = analyze_run(target, opts.workspace)
+        with _few_collections():
+            report = analyze_run(target, opts.workspace)
     except AnalyzeError as exc:
         raise Exit(ExitCode(exc.code), exc.message) from None
     if html is not None:
