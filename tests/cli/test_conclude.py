@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_agent_sdk import ToolResultBlock, UserMessage
 
-from flower_cli import RunResult, StepResult
+from flower_cli import Event, RunResult, StepResult, normalize
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
 from flower_cli.cli.commands.common import conclude
@@ -31,12 +32,17 @@ class _Runtime:
         return 0.5
 
 
-def _end(outcome: RunResult, *, json_mode: bool = False, **kw: Any) -> tuple[int, str, str, list[dict[str, Any]]]:
-    """(exit code, the exit line, the terminal's text, the JSON events) of concluding ``outcome``."""
+def _end(
+    outcome: RunResult, *, json_mode: bool = False, events: tuple[Event, ...] = (), **kw: Any
+) -> tuple[int, str, str, list[dict[str, Any]]]:
+    """(exit code, the exit line, the terminal's text, the JSON events) of concluding ``outcome``, after the
+    run's ``events`` went where the command sends them (the renderer, or the JSON sink with ``--json``)."""
     screen, out = io.StringIO(), io.StringIO()
     view = Renderer(screen, color=False)
     sink: Any = JsonRenderer(out) if json_mode else view
     opts = GlobalOptions(Path("."), Path("runs"), False, False, False, json_mode)
+    for event in events:
+        sink(event)
     code, line = 0, ""
     try:
         conclude(opts, view, sink, _Runtime(), outcome, **kw)  # type: ignore[arg-type]
@@ -106,3 +112,33 @@ def test_the_culprits_error_decides_the_exit_code(error: str, code: ExitCode) ->
     judged = RunResult({}, results={"w": _result(step="w")}, failed_at="w", aborted="the judge could not run")
     culprit = StepResult(step="w·judge#1", ok=False, error=error)
     assert _end(judged, culprit=culprit)[0] == code
+
+
+def _refused(text: str) -> Event:
+    """A tool result the harness wrote instead of running the call, as the event stream marks it."""
+    message = UserMessage(content=[ToolResultBlock("toolu_1", text, is_error=True)], tool_use_result="Error: " + text)
+    [event] = normalize(message)
+    assert isinstance(event.payload.get("denied"), dict)
+    return event
+
+
+REFUSALS = (
+    _refused("Permission to use Bash with command rm -f x has been denied."),
+    _refused("Claude requested permissions to use WebFetch, but you haven't granted it yet."),
+)
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+def test_refused_calls_are_counted_in_the_closing_line_with_or_without_json(json_mode: bool) -> None:
+    outcome = RunResult({}, results={"w": _result(step="w")})
+    code, _, screen, events = _end(outcome, json_mode=json_mode, events=REFUSALS)
+    assert code == 0
+    assert screen.rstrip("\n").endswith("· 2 tool calls refused"), screen
+    if json_mode:
+        assert [e["kind"] for e in events] == ["tool_result", "tool_result", "done"]
+        assert events[-1]["refused"] == 2
+
+
+def test_a_run_without_refusals_says_none_and_its_done_event_counts_zero() -> None:
+    code, _, screen, events = _end(RunResult({}, results={"w": _result(step="w")}), json_mode=True)
+    assert code == 0 and "refused" not in screen and events[-1]["refused"] == 0

@@ -158,6 +158,9 @@ async def test_list_delete_and_subkeys_respect_key_boundaries(db: Path) -> None:
         await store.append({"project_key": "-ws", "session_id": "s10"}, [_e("a")])
         assert sorted(s["session_id"] for s in await store.list_sessions("-ws")) == ["s1", "s10"]
         assert await store.list_subkeys(KEY) == ["subagents/agent-1"]
+        # the synchronous twins (for readers without an event loop) answer the same
+        assert store.list_sessions_sync("-ws") == await store.list_sessions("-ws")
+        assert store.list_subkeys_sync(KEY) == ["subagents/agent-1"]
         await store.delete(KEY)
         assert await store.load(KEY) is None
         assert await store.list_subkeys(KEY) == []

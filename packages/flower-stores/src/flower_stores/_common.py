@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from claude_agent_sdk import (
-    SessionKey,
-    SessionListSubkeysKey,
-    SessionStoreEntry,
-    SessionSummaryEntry,
-    fold_session_summary,
-)
+if TYPE_CHECKING:
+    from claude_agent_sdk import SessionKey, SessionListSubkeysKey, SessionStoreEntry, SessionSummaryEntry
 
 __all__ = [
     "StoreError",
@@ -83,6 +78,10 @@ def fold_summary(
     just those (in order) gives the same summary — on a batch of small entries the full fold was a fifth of
     the append's time (tests/stores/test_fold_summary.py checks the equality on generated batches).
     """
+    # Imported here, not at the top: the SDK takes most of a second to import, and a reader of the store
+    # (``flower analyze``, ``flower sessions``) never folds a summary.
+    from claude_agent_sdk import fold_session_summary
+
     data = prev["data"] if prev is not None else None
     if data is None or not all(field in data for field in _LATCHED) or len(entries) < 2:
         return fold_session_summary(prev, key, entries)

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk import SessionKey, SessionStoreEntry
-
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseOwner, SessionLeases
 from ._passthrough import capabilities, variant
 from ._report import LoadReport
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import SessionListSubkeysKey, SessionStoreListEntry, SessionSummaryEntry
+    from claude_agent_sdk import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
 
 __all__ = ["FencedSessionStore"]
 

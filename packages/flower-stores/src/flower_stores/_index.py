@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
-from claude_agent_sdk import SessionKey, SessionStore
 
 from ._common import StoreError, usage_tokens
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import SessionKey
 
 __all__ = ["QueryNotSupported", "SessionIndex", "implements", "run_sync", "session_index"]
 
@@ -62,6 +64,8 @@ def implements(store: object, method: str) -> bool:
     """The SDK's own test for an optional method: present, and not the protocol's ``NotImplementedError`` default."""
     if getattr(store, method, None) is None:
         return False
+    from claude_agent_sdk import SessionStore  # at call time: the SDK is slow to import and only this needs it
+
     return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
 
 

@@ -22,7 +22,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ._engine import rewrite_once
 from ._index import SessionIndex, session_index
@@ -36,7 +35,13 @@ from ._sqlite import SqliteSessionStore
 from ._url import is_store_url, store_from_url
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import SessionListSubkeysKey, SessionStoreListEntry, SessionSummaryEntry
+    from claude_agent_sdk import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
 
     from ._fenced import FencedSessionStore
 

@@ -37,11 +37,12 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
-
-from claude_agent_sdk import SessionKey, SessionListSubkeysKey, SessionStoreEntry
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ._common import StoreError
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import SessionKey, SessionListSubkeysKey, SessionStoreEntry
 
 __all__ = [
     "DEFAULT_LEASE_TTL",

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from claude_agent_sdk import SessionKey, SessionStoreEntry
 
 from ._common import StoreError
 from ._lease import (
@@ -30,6 +29,8 @@ from ._lease import (
 )
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import SessionKey, SessionStoreEntry
+
     from ._fenced import FencedSessionStore
 
 __all__ = ["LeaseMethods"]

@@ -43,13 +43,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
-from claude_agent_sdk import (
-    SessionKey,
-    SessionListSubkeysKey,
-    SessionStoreEntry,
-    SessionStoreListEntry,
-    SessionSummaryEntry,
-)
 
 from ._common import StoreError, context_tokens, dumps, fold_summary, prefix_range, store_key
 from ._lease import Decision, Lease, LeaseRow, fence_error
@@ -58,6 +51,13 @@ from ._runs import EncodedRow, RunRecordMethods
 
 if TYPE_CHECKING:
     import psycopg
+    from claude_agent_sdk import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
     from psycopg_pool import ConnectionPool
 
 __all__ = ["EXTRA_HINT", "SCHEMA_VERSION", "PostgresSessionStore", "describe_conninfo"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from os import PathLike
 
 from ._engine import rewrite_once
@@ -14,7 +14,7 @@ __all__ = ["rewrite"]
 
 
 def rewrite(
-    entries: Sequence[Entry],
+    entries: Iterable[Entry],
     workspace: str | PathLike[str] = ".",
     *,
     ephemeral: EphemeralPolicy | None = None,
@@ -29,5 +29,8 @@ def rewrite(
     expiry runs before trimming, so a short stale glance is expired rather than spilled, and pruning runs
     last because it needs the final blocks to keep every call answered. It is computed in one scan of the
     transcript rather than one walk per step (see ``_engine``), which is what keeps a layered load cheap.
+
+    ``entries`` is read once, in order: a list, or a generator that parses each entry as it is asked for —
+    the scan then reads each one while it is fresh in the cache, as the layered load of our SQLite store does.
     """
     return rewrite_once(entries, workspace, ephemeral, trim_policy, prune_policy, write_spill)

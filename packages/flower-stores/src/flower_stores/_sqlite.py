@@ -27,16 +27,9 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from claude_agent_sdk import (
-    SessionKey,
-    SessionListSubkeysKey,
-    SessionStoreEntry,
-    SessionStoreListEntry,
-    SessionSummaryEntry,
-)
 
 from ._common import StoreError, context_tokens, fold_summary, parsed, store_key
 from ._common import dumps as _dumps
@@ -44,6 +37,15 @@ from ._common import prefix_range as _prefix_range
 from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
 from ._runs import EncodedRow, RunRecordMethods
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
 
 __all__ = ["SqliteSessionStore", "StoreError"]
 
@@ -463,6 +465,14 @@ class SqliteSessionStore(LeaseMethods, RunRecordMethods):
             "SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) FROM meta ORDER BY 1"
         )
         return [r[0] for r in rows if r[0]]
+
+    def list_sessions_sync(self, project_key: str) -> list[SessionStoreListEntry]:
+        """`list_sessions` without the worker thread (and without an event loop), for synchronous readers."""
+        return self._list_sessions(project_key)
+
+    def list_subkeys_sync(self, key: SessionListSubkeysKey) -> list[str]:
+        """`list_subkeys` without the worker thread (and without an event loop), for synchronous readers."""
+        return self._list_subkeys(key)
 
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Whether the main transcript exists (reads ``meta`` only, never a payload)."""

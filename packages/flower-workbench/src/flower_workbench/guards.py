@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from claude_agent_sdk import HookContext, HookJSONOutput, HookMatcher
 
 from ._spill import pointer_text, shrink, stash
 from ._spill_reads import reads_spill
 from .workbench import Workbench
+
+# The SDK takes most of a second to import: the package's other parts (``spill_pointers``, `Workbench`, which
+# ``flower analyze`` reads with) do not need it, so the guards import it when they build their matcher.
+if TYPE_CHECKING:
+    from claude_agent_sdk import HookContext, HookJSONOutput, HookMatcher
 
 __all__ = ["BULKY_TOOLS", "DEFAULT_SPILL_THRESHOLD", "INDEXED_TOOLS", "index_guard", "spill_guard"]
 
@@ -37,6 +41,8 @@ def spill_guard(
     characters. A call that reads a spill file — by any path form — is passed through untouched, so the
     pointer's "Read it for the full text" never loops. ``main_only`` leaves subagents' outputs alone.
     """
+    from claude_agent_sdk import HookMatcher
+
     if threshold < 1:
         raise ValueError(f"threshold must be a positive number of characters, not {threshold}")
 
@@ -79,6 +85,7 @@ def index_guard(workbench: Workbench, *, tools: str = INDEXED_TOOLS) -> HookMatc
     workbench's names, sizes and mtimes are compared with the last refresh, which costs a directory walk
     and no file reads.
     """
+    from claude_agent_sdk import HookMatcher
 
     def respond(data: dict[str, Any]) -> None:
         edited = _edited_path(data)

@@ -7,14 +7,14 @@ numbers only (per turn at most), never an entry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._model import EMPTY_SPLIT, Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
 from ._source import RunData, Transcript
-from ._transcript import read_thread, window_stats
+from ._transcript import ThreadReader, window_stats
 
 __all__ = ["build_report"]
 
@@ -27,15 +27,16 @@ def _count(value: Any) -> int:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _on_resume(entries: Sequence[Mapping[str, Any]], workspace: Path) -> dict[str, int]:
+def _on_resume(entries: Iterable[Mapping[str, Any]], workspace: Path) -> dict[str, int]:
     """What the store's load-time layers would keep out if the session were resumed now (trimming on).
 
     Computed, not applied: ``write_spill=False`` writes no spill file, and the stored entries are not touched.
+    ``entries`` is read once, as they come (see `_session`).
     """
     import flower_stores
 
     rewritten = flower_stores.rewrite(
-        list(entries),
+        entries,
         workspace,
         ephemeral=flower_stores.EphemeralPolicy(),
         trim_policy=flower_stores.TrimPolicy(),
@@ -68,13 +69,30 @@ Window = tuple[int, float, float]
 def _session(
     transcript: Transcript, workspace: Path, windows: Sequence[Window]
 ) -> tuple[SessionReport, dict[int, _StepPart]]:
-    """The session's report, and its part in each step whose window is in ``windows`` (by step position)."""
-    main, span = read_thread("main", transcript.main)
-    main_parts = {at: window_stats(main, span, transcript.main, start, end) for at, start, end in windows}
+    """The session's report, and its part in each step whose window is in ``windows`` (by step position).
+
+    The main thread is read in one pass: each entry, as it is parsed, goes through the thread's reader and on
+    into the "on resume" estimate (the store's rewrite), while it is still in the cache — walking a parsed
+    transcript again costs about as much as parsing it. ``main`` keeps the entries for the steps' windows.
+    """
+    reader = ThreadReader("main")
+    main_entries: list[Mapping[str, Any]] = []
+    on_resume = _on_resume(reader.through(transcript.main, main_entries), workspace)
+    main, span = reader.stats, reader.span
+    main_parts = {at: window_stats(main, span, main_entries, start, end) for at, start, end in windows}
+    if not main_entries:
+        on_resume = {}  # no main thread stored (only workers): nothing that a resume would load
+    del main_entries  # before the workers are read, not after
     workers: list[ThreadStats] = []
     worker_parts: dict[int, list[ThreadStats]] = {at: [] for at, _, _ in windows}
-    for sub, entries in transcript.workers:  # one worker's entries at a time
-        worker, worker_span = read_thread(sub.rsplit("/", 1)[-1], entries)
+    for sub, source in transcript.workers:  # one worker's entries at a time
+        entries: list[Mapping[str, Any]] = []
+        worker_reader = ThreadReader(sub.rsplit("/", 1)[-1])
+        for _ in worker_reader.through(source, entries):
+            pass
+        if not entries:
+            continue  # a worker key with nothing stored under it
+        worker, worker_span = worker_reader.stats, worker_reader.span
         workers.append(worker)
         for at, start, end in windows:
             worker_parts[at].append(window_stats(worker, worker_span, entries, start, end))
@@ -84,7 +102,7 @@ def _session(
         project_key=transcript.project_key,
         main=main,
         workers=workers,
-        on_resume=_on_resume(transcript.main, workspace) if transcript.main else {},
+        on_resume=on_resume,
     )
     parts = {
         at: _StepPart(

@@ -45,15 +45,15 @@ class AnalyzeError(Exception):
 class Transcript:
     """One session as stored: its main thread, and its workers (``subagents/agent-<id>`` → entries).
 
-    ``workers`` yields each worker's entries as it is iterated — read from the store one at a time, in key
-    order, and iterable once — so no more than one session's main thread and one of its workers are in
-    memory together.
+    ``main`` and each worker's entries are parsed as they are iterated (iterable once: the report reads each
+    entry while it is fresh, then keeps what it needs), and ``workers`` yields one worker at a time, in key
+    order — so no more than one session's main thread and one of its workers are in memory together.
     """
 
     project_key: str
     session_id: str
-    main: list[Entry]
-    workers: Iterable[tuple[str, list[Entry]]] = ()
+    main: Iterable[Entry]
+    workers: Iterable[tuple[str, Iterable[Entry]]] = ()
 
 
 @dataclass
@@ -114,39 +114,40 @@ def _unreadable(db: Path, exc: Exception) -> AnalyzeError:
     return AnalyzeError(UNREADABLE, f"{db} holds an entry that is not JSON ({exc}); analyze changed nothing")
 
 
-async def _keys(store: SqliteSessionStore) -> list[tuple[str, str, list[str]]]:
-    """Every session of the store (project, session id, worker subpaths): keys only, never a payload."""
+def _keys(store: SqliteSessionStore) -> list[tuple[str, str, list[str]]]:
+    """Every session of the store (project, session id, worker subpaths): keys only, never a payload.
+
+    Synchronous on purpose: the async protocol would start an event loop and hop to a worker thread per
+    session, which costs more than the queries on a run of thousands of sessions.
+    """
     out: list[tuple[str, str, list[str]]] = []
     for project in store.projects():
-        for listed in await store.list_sessions(project):
+        for listed in store.list_sessions_sync(project):
             sid = listed["session_id"]
-            out.append((project, sid, await store.list_subkeys({"project_key": project, "session_id": sid})))
+            out.append((project, sid, store.list_subkeys_sync({"project_key": project, "session_id": sid})))
     return out
 
 
 def _transcripts(db: Path) -> Iterator[Transcript]:
     """The store's sessions one at a time, in key order; the store is closed when the iteration ends.
 
-    Only reading raises here, and whatever it raises becomes an `AnalyzeError` that names the file.
+    Only reading raises here — opening, listing, or parsing an entry as it is iterated — and whatever it
+    raises becomes an `AnalyzeError` that names the file.
     """
-    import anyio
-
     from flower_stores import SqliteSessionStore, StoreError
 
     errors = (StoreError, sqlite3.Error, ValueError)
 
-    def entries(key: Any) -> list[Entry]:
+    def entries(key: Any) -> Iterator[Entry]:
         try:
-            stored: Iterable[Entry] = store.iter_entries(key) or ()  # type: ignore[assignment]  # TypedDicts, as JSON gave them
-            return list(stored)
+            # Only the store's own errors are caught here: the consumer's run in its own frame, not this one.
+            yield from store.iter_entries(key) or ()  # type: ignore[misc]  # TypedDicts, as JSON gave them
         except errors as exc:
             raise _unreadable(db, exc) from exc
 
-    def workers(key: dict[str, str], subs: list[str]) -> Iterator[tuple[str, list[Entry]]]:
+    def workers(key: dict[str, str], subs: list[str]) -> Iterator[tuple[str, Iterator[Entry]]]:
         for sub in subs:
-            loaded = entries({**key, "subpath": sub})
-            if loaded:
-                yield sub, loaded
+            yield sub, entries({**key, "subpath": sub})
 
     try:
         store = SqliteSessionStore(db, read_only=True)
@@ -154,7 +155,7 @@ def _transcripts(db: Path) -> Iterator[Transcript]:
         raise _unreadable(db, exc) from exc
     with store:
         try:
-            keys = anyio.run(_keys, store)
+            keys = _keys(store)
         except errors as exc:
             raise _unreadable(db, exc) from exc
         for project, sid, subs in keys:

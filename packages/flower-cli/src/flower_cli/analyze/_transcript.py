@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from string import Formatter
@@ -21,7 +21,16 @@ from typing import Any, TypeGuard
 
 from ._model import Mark, ThreadStats
 
-__all__ = ["Span", "entry_time", "read_thread", "thread_stats", "trim_pointers", "window_stats", "within"]
+__all__ = [
+    "Span",
+    "ThreadReader",
+    "entry_time",
+    "read_thread",
+    "thread_stats",
+    "trim_pointers",
+    "window_stats",
+    "within",
+]
 
 _NOTIFICATION = "<task-notification>"
 _SPILL_NAME = re.compile(r"(?<![0-9a-f])([0-9a-f]{16}(?:[0-9a-f]{48})?\.txt)")
@@ -107,7 +116,7 @@ def trim_pointers(text: str) -> list[int]:
 
 
 class _Reader:
-    """Walks one transcript in order; `read_thread` is its only user."""
+    """The numbers of one transcript, entry by entry; `ThreadReader` walks it."""
 
     def __init__(self, name: str) -> None:
         from flower_workbench import spill_pointers
@@ -223,39 +232,67 @@ class Span:
         return self.first is None or (self.last is not None and start <= self.first and self.last <= end)
 
 
+class ThreadReader:
+    """Reads one transcript as its entries pass through: `through` yields each entry right after reading it,
+    so the caller can feed the very same pass to another reader (analyze's "on resume" estimate) while each
+    freshly parsed entry is still in the cache — one walk of a transcript instead of one per question.
+    `stats` and `span` are complete once `through` is exhausted."""
+
+    def __init__(self, name: str) -> None:
+        self._reader = _Reader(name)
+        self.span = Span(None, None, False)
+
+    @property
+    def stats(self) -> ThreadStats:
+        return self._reader.stats
+
+    def through(
+        self, entries: Iterable[Mapping[str, Any]], keep: list[Mapping[str, Any]] | None = None
+    ) -> Iterator[Mapping[str, Any]]:
+        """Every entry of ``entries``, read; and appended to ``keep`` when one is given (the caller's copy)."""
+        assistant, user, parse = self._reader.assistant, self._reader.user, datetime.fromisoformat
+        kept = keep.append if keep is not None else None
+        first: float | None = None
+        last: float | None = None
+        unstamped = False
+        # This loop runs over every entry of a run: `entry_time` is inlined and the span kept in locals.
+        for entry in entries:
+            if kept is not None:
+                kept(entry)
+            message = entry.get("message")
+            kind = entry.get("type")
+            if not (kind == "assistant" or kind == "user") or (type(message) is not dict and not _is_map(message)):
+                yield entry
+                continue
+            stamp = entry.get("timestamp")
+            at: float | None = None
+            if isinstance(stamp, str):
+                try:
+                    at = parse(stamp).timestamp()
+                except ValueError:
+                    pass
+            if at is None:
+                unstamped = True
+            elif first is None or last is None:
+                first = last = at
+            elif at < first:
+                first = at
+            elif at > last:
+                last = at
+            if kind == "assistant":
+                assistant(entry, message, at)
+            else:
+                user(entry, message)
+            yield entry
+        self.span = Span(first, last, unstamped)
+
+
 def read_thread(name: str, entries: Iterable[Mapping[str, Any]]) -> tuple[ThreadStats, Span]:
     """`thread_stats`, and the `Span` of the entries it read (so a step's window can often reuse the numbers)."""
-    reader = _Reader(name)
-    assistant, user, parse = reader.assistant, reader.user, datetime.fromisoformat
-    first: float | None = None
-    last: float | None = None
-    unstamped = False
-    # This loop runs over every entry of a run: `entry_time` is inlined and the span kept in locals.
-    for entry in entries:
-        message = entry.get("message")
-        kind = entry.get("type")
-        if not (kind == "assistant" or kind == "user") or (type(message) is not dict and not _is_map(message)):
-            continue
-        stamp = entry.get("timestamp")
-        at: float | None = None
-        if isinstance(stamp, str):
-            try:
-                at = parse(stamp).timestamp()
-            except ValueError:
-                pass
-        if at is None:
-            unstamped = True
-        elif first is None or last is None:
-            first = last = at
-        elif at < first:
-            first = at
-        elif at > last:
-            last = at
-        if kind == "assistant":
-            assistant(entry, message, at)
-        else:
-            user(entry, message)
-    return reader.stats, Span(first, last, unstamped)
+    reader = ThreadReader(name)
+    for _ in reader.through(entries):
+        pass
+    return reader.stats, reader.span
 
 
 def thread_stats(name: str, entries: Iterable[Mapping[str, Any]]) -> ThreadStats:

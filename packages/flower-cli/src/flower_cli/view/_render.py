@@ -34,7 +34,16 @@ from typing import Any, TextIO
 
 from ..runtime import Event
 
-__all__ = ["COLOR_MODES", "JsonRenderer", "Renderer", "sanitize", "shorten_middle", "terminal_width", "use_color"]
+__all__ = [
+    "COLOR_MODES",
+    "JsonRenderer",
+    "Renderer",
+    "is_refusal",
+    "sanitize",
+    "shorten_middle",
+    "terminal_width",
+    "use_color",
+]
 
 # CSI/OSC/other ESC sequences, then any remaining C0/C1 control character except newline and tab.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
@@ -42,6 +51,12 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 COLOR_MODES = ("auto", "always", "never")
 _MIN_WIDTH, _MAX_WIDTH = 40, 110  # past 110 columns prose gets hard to read; below 40 nothing fits
+
+
+def is_refusal(event: Event) -> bool:
+    """Whether ``event`` is a tool call the harness refused (the event stream marks it ``denied``): the one
+    test both renderers count by, so the terminal and ``--json`` agree on the number."""
+    return event.kind == "tool_result" and isinstance(event.payload.get("denied"), dict)
 
 
 def sanitize(text: str) -> str:
@@ -354,7 +369,7 @@ class Renderer:
         kind = event.kind
         if kind == "tool_call" and isinstance(p.get("id"), str):
             self._tools[p["id"]] = event.tool
-        if kind == "tool_result" and isinstance(p.get("denied"), dict):
+        if is_refusal(event):
             self._refusal(event)
             return
         if event.subagent and kind in ("text", "tool_call", "tool_result", "prompt", "error"):
@@ -562,28 +577,39 @@ class Renderer:
             if self.verbose and event.text:
                 self.line(f"    {event.text[:300]}", "dim")
 
-    def closing(self, total_cost: float, manifest: str, session_id: str | None = None) -> None:
-        """The run's last line: cost, the session to ``--resume`` (in full), the manifest, refused calls."""
+    def closing(
+        self, total_cost: float, manifest: str, session_id: str | None = None, *, refused: int | None = None
+    ) -> None:
+        """The run's last line: cost, the session to ``--resume`` (in full), the manifest, refused calls.
+
+        ``refused``: the count when the events went elsewhere (``--json``: the `JsonRenderer` counted them);
+        by default, the calls this renderer saw refused.
+        """
         self.stop()
+        refused = self.refused if refused is None else refused
         parts = [f"total cost ${total_cost:.4f}"]
         if session_id:
             parts.append(f"session {session_id}")
         parts.append(f"manifest {manifest}")
-        if self.refused:
-            parts.append(f"{self.refused} tool call{'s' if self.refused != 1 else ''} refused")
+        if refused:
+            parts.append(f"{refused} tool call{'s' if refused != 1 else ''} refused")
         # Not clipped to the width: a session id or a path cut short is no use to copy.
         text = sanitize(" · ".join(parts))
-        self.stream.write("\n" + self._paint(text, "yellow" if self.refused else "dim") + "\n")
+        self.stream.write("\n" + self._paint(text, "yellow" if refused else "dim") + "\n")
         self.stream.flush()
 
 
 class JsonRenderer:
-    """``--json``: one JSON object per event per line, for programs."""
+    """``--json``: one JSON object per event per line, for programs. It counts the refused tool calls as the
+    terminal `Renderer` does (`is_refusal`), for the closing line and the ``done`` event."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
+        self.refused = 0
 
     def __call__(self, event: Event) -> None:
+        if is_refusal(event):
+            self.refused += 1
         self.emit(event.to_json())
 
     def emit(self, obj: dict[str, Any]) -> None:

@@ -3,7 +3,9 @@ or an HTML page."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +42,7 @@ def _report(opts: GlobalOptions, run_dir: Path | None, run: str | None) -> RunRe
                 f"--run {run} reads the run's records from a store; pass --store URL (or set FLOWER_STORE_URL)",
             )
         return analyze_store_run(opts.store, run, opts.workspace)
+
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
     if opts.store:
         # Without --run, analyze reads a run dir's own files; saying so beats a report that silently describes
@@ -48,6 +51,24 @@ def _report(opts: GlobalOptions, run_dir: Path | None, run: str | None) -> RunRe
             f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is used with --run ID only\n"
         )
     return analyze_run(target, opts.workspace)
+
+
+@contextlib.contextmanager
+def _few_collections() -> Iterator[None]:
+    """The cyclic garbage collector, tuned for one pass over a store: analyze parses millions of small dicts
+    that die by reference counting as each session is dropped, yet the default thresholds run a collection
+    every 700 of them and, now and then, a full one over everything the imports left. Frozen imports and a
+    larger first generation cut that to a few collections, with the same memory (nothing of it is cyclic)."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def run_analyze(
@@ -63,7 +84,8 @@ def run_analyze(
         if html.is_dir():
             raise Exit(ExitCode.USAGE, f"--html {html} is a directory; give a file name such as {html / 'run.html'}")
     try:
-        report = _report(opts, run_dir, run)
+        with _few_collections():
+            report = _report(opts, run_dir, run)
     except AnalyzeError as exc:
         raise Exit(ExitCode(exc.code), exc.message) from None
     if html is not None:

@@ -259,6 +259,8 @@ def finish(
         )
     ok = answer is not None and answer.ok and not done.get("failed_at")
     text = answer.text if answer is not None else ""
+    # With --json the events went to the JSON sink, which counted the refusals; else the renderer did.
+    refused: int = getattr(sink, "refused", view.refused)
     if opts.json:
         sink.emit(
             {
@@ -269,12 +271,18 @@ def finish(
                 "session_id": answer.session_id if answer else None,
                 "cost_usd": runtime.total_cost(),
                 "harness_log": str(runtime.harness_log.path) if diagnostics else None,
+                "refused": refused,
                 **done,
             }
         )
     elif (ok or _only_unstored(answer, done)) and text and not _on_the_same_terminal(view.stream):
         write_stdout(text.rstrip("\n") + "\n")
-    view.closing(runtime.total_cost(), str(runtime.manifest_path), answer.session_id if answer is not None else None)
+    view.closing(
+        runtime.total_cost(),
+        str(runtime.manifest_path),
+        answer.session_id if answer is not None else None,
+        refused=refused,
+    )
 
 
 def _only_unstored(answer: StepResult | None, done: dict[str, Any]) -> bool:
