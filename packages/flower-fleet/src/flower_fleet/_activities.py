@@ -1,0 +1,145 @@
+"""The fleet's activities — the only place user code (``flows.py``) and the model run: reading a run's plan,
+and running one step with flower's own Runtime and workflow engine.
+
+A step heartbeats from a task of its own, from its first second, every ``heartbeat_every`` seconds: the model
+stream can be silent for minutes (a long tool call), and a silent step must not look like a dead worker. The
+heartbeat is also how a cancel reaches the step (Temporal delivers it on a heartbeat's reply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ._loader import PlanError, load_workflow
+from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
+from ._runner import FleetRunner, runtime_takes
+from ._workflow import READ_PLAN, RUN_STEP
+from ._workspace import checkpoint, checkpoints_while, prepare, run_dir
+
+__all__ = ["FleetActivities", "heartbeating"]
+
+
+@contextlib.asynccontextmanager
+async def heartbeating(every: float, details: Callable[[], Any]) -> AsyncIterator[None]:
+    """Heartbeat ``details()`` now and every ``every`` seconds while the body runs, from a task of its own."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat(details())
+            await asyncio.sleep(every)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON carries it (what crosses Temporal); anything else as its text."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+@dataclass
+class FleetActivities:
+    """The activities of one worker: ``root`` is the fleet root, ``store`` the session store URL every worker
+    shares (PostgreSQL), ``heartbeat_every`` the heartbeat period, ``checkpoint_every`` the period of the
+    checkpoints while a step runs."""
+
+    root: Path
+    store: str | None
+    heartbeat_every: float = 5.0
+    checkpoint_every: float = 300.0
+    identity: str = ""
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity or f"{socket.gethostname()}/{os.getpid()}"
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.read_plan, self.run_step]
+
+    @activity.defn(name=READ_PLAN)
+    async def read_plan(self, spec: RunSpec) -> Plan:
+        try:
+            prepared = prepare(self.root, spec)
+            flow = load_workflow(prepared.path, spec.workflow)
+        except (PlanError, ValueError) as exc:
+            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+        return Plan(workflow=flow.name, steps=[PlanStep(s.name, s.on_fail) for s in flow.steps])
+
+    @activity.defn(name=RUN_STEP)
+    async def run_step(self, given: StepInput) -> StepOutcome:
+        from flower_cli import Runtime
+        from flower_stores import LeaseOwner
+
+        info = activity.info()
+        spec = given.spec
+        # What an earlier attempt said in its heartbeats: the sessions of its labels (for a runtime without ids).
+        known: dict[str, str] = {}
+        if info.heartbeat_details:
+            with contextlib.suppress(TypeError, ValueError, AttributeError):
+                known = dict(info.heartbeat_details[0].get("sessions", {}))
+        try:
+            prepared = prepare(self.root, spec)
+            flow = load_workflow(prepared.path, spec.workflow)
+        except (PlanError, ValueError) as exc:
+            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+
+        options: dict[str, Any] = {}
+        if runtime_takes(Runtime, "lease_owner"):
+            options["lease_owner"] = LeaseOwner(self.identity, os.getpid(), spec.run_id)
+        runtime = Runtime(prepared.path, run_dir(self.root, spec.run_id), store=self.store, **options)
+        runner = FleetRunner(
+            runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known
+        )
+
+        def details() -> dict[str, Any]:
+            return {"sessions": runner.known, "worker": self.identity, "attempt": info.attempt}
+
+        try:
+            async with heartbeating(self.heartbeat_every, details):
+                async with checkpoints_while(prepared, spec, self.checkpoint_every):
+                    done = await flow.run_step(
+                        runner, given.step, outputs=given.outputs, sessions=given.sessions
+                    )
+        except asyncio.CancelledError:
+            if activity.is_worker_shutdown():
+                # Handed back: a retryable failure, so another worker takes the step (and its session) now.
+                raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
+            raise
+        except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, not worth a retry
+            raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+        finally:
+            runtime.close()
+        commit = checkpoint(prepared, spec, f"step {given.step} ended")
+        result = done.results.get(given.step)
+        return StepOutcome(
+            step=given.step,
+            ok=result is not None and result.ok and done.failed_at is None,
+            stop=done.failed_at is not None,
+            skipped=result is None,
+            output=_json_value(done.context.get(given.step)),
+            session_id=done.sessions.get(given.step, "") or (result.session_id or "" if result else ""),
+            error=(result.error or "") if result is not None else "",
+            cost_usd=done.cost_usd,
+            worker=self.identity,
+            attempt=info.attempt,
+            restored_from=prepared.commit or commit or "",
+        )
