@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -67,8 +68,16 @@ class Fleet:
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=True,  # its own group: a SIGKILL of the group takes its Claude Code too, like a dead machine
         )
         self.workers.append(process)
+        logged = self.tmp / f"worker-{name}.log"
+        wait_for(
+            lambda: process.poll() is not None or "polling" in logged.read_text(),
+            120,
+            f"worker {name} polling",
+        )
+        assert process.poll() is None, logged.read_text()
         return process
 
     def workspace(self, run_id: str, flows: str, root: Path | None = None) -> Path:
@@ -88,6 +97,20 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        for process in self.workers:  # whatever a worker left behind (its harness subprocesses)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def worker_by_identity(self, identity: str) -> subprocess.Popen[str]:
+        """The worker process whose identity (``host/pid``) is ``identity``."""
+        pid = int(identity.rpartition("/")[2])
+        return next(p for p in self.workers if p.pid == pid)
+
+
+def kill_machine(process: subprocess.Popen[str]) -> None:
+    """SIGKILL a worker and everything it started, as if its machine died."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
 
 
 def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:

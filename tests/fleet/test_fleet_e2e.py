@@ -3,14 +3,17 @@ the scripted Messages API, and `flower fleet` worker and client processes."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fleet_helpers import FLOWS_ONE_STEP, Fleet, status_json
+from fleet_helpers import FLOWS_ONE_STEP, Fleet, kill_machine, status_json, wait_for
 
-from harness import ScriptedServer, Text
+from harness import ScriptedServer, Text, bash, keyed, when_prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -52,3 +55,103 @@ def test_a_submitted_one_step_workflow_completes_on_a_worker_and_its_session_is_
     again = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
     assert again.returncode == 0, again.stderr
     assert len(claude_env.message_requests) == 1, "one model request: the resubmission ran nothing"
+
+
+def _flows_with_prompt(prompt: str) -> str:
+    return (
+        "from flower_cli import AgentSpec, Step, Workflow\n"
+        "writer = AgentSpec('writer', 'Write tersely.', allowed_tools=['Bash'])\n"
+        "def main():\n"
+        f"    return Workflow([Step('work', writer, {prompt!r})], name='one-step')\n"
+    )
+
+
+def test_three_runs_on_two_single_slot_workers_complete_never_more_than_two_at_once(
+    fleet: Fleet, claude_env: ScriptedServer
+) -> None:
+    spans = fleet.tmp / "spans.log"  # each step's bash appends "start"/"end" with a clock: the overlap, measured
+    runs = [f"run-{i}-{uuid.uuid4().hex[:6]}" for i in range(3)]
+    for run_id in runs:
+        fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+        command = f"echo start {run_id} $(date +%s.%N) >> {spans}; sleep 6; echo end {run_id} $(date +%s.%N) >> {spans}"
+        claude_env.script(keyed(when_prompt(f"TASK {run_id}"), bash(command), Text(f"DONE {run_id}")))
+    fleet.start_worker("a", "--slots", "1")
+    fleet.start_worker("b", "--slots", "1")
+
+    # Submitted at once (three client processes), so all three wait for the two slots together.
+    submits = [
+        subprocess.Popen(
+            [sys.executable, "-m", "flower_cli", "fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id],
+            cwd=fleet.tmp, env=fleet.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for run_id in runs
+    ]
+    for run_id, submit in zip(runs, submits):
+        out, err = submit.communicate(timeout=120)
+        assert submit.returncode == 0 and out.strip() == run_id, err
+    for run_id in runs:
+        done = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"{run_id}  completed" in done.stdout
+
+    events = []
+    for line in spans.read_text().splitlines():
+        kind, run_id, at = line.split()
+        events.append((float(at), 1 if kind == "start" else -1, run_id))
+    live = most = 0
+    for _, delta, _ in sorted(events):
+        live += delta
+        most = max(most, live)
+    assert len(events) == 6, events
+    assert most <= 2, f"{most} steps ran at once on two single-slot workers"
+    workers = {status_json(fleet, r)["done"][0]["worker"] for r in runs}
+    assert len(workers) == 2, f"both workers took steps: {workers}"
+
+
+def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_worker(
+    fleet: Fleet, claude_env: ScriptedServer
+) -> None:
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    claude_env.script(
+        bash("echo FIRST-TURN > first.txt"),
+        bash("sleep 120"),  # the turn during which its machine dies
+        Text("FINISHED AFTER THE TAKEOVER"),
+    )
+    fleet.start_worker("a", "--slots", "1")
+    fleet.start_worker("b", "--slots", "1")
+    heartbeat_timeout = 5.0
+    sent = fleet.flower(
+        "fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id,
+        "--heartbeat-timeout", str(heartbeat_timeout),
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+
+    # Mid-turn: the second reply (the long command) has been sent, and the step is held by a worker.
+    wait_for(lambda: len(claude_env.message_requests) >= 2, 120, "the step's second model request")
+    wait_for(lambda: (fleet.tmp / "root" / run_id / "first.txt").exists(), 60, "the first turn's file")
+    held = wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step shows as running on a worker")
+    doomed = fleet.worker_by_identity(held[0]["worker"])
+    before = len(claude_env.message_requests)
+    kill_machine(doomed)
+    killed_at = time.monotonic()
+
+    wait_for(lambda: len(claude_env.message_requests) > before, heartbeat_timeout + 60, "the other worker's request")
+    pickup = time.monotonic() - killed_at
+    assert pickup <= heartbeat_timeout + 10, f"picked up {pickup:.1f} s after the kill"
+    resumed = claude_env.message_requests[before]
+    assert "FIRST-TURN" in resumed.text, "the resumed request carries the earlier turns"
+    assert "This step was interrupted" in resumed.text
+
+    done = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = status_json(fleet, run_id)
+    [step] = state["done"]
+    assert step["ok"] is True and step["output"] == "FINISHED AFTER THE TAKEOVER"
+    assert step["attempt"] == 2 and step["worker"] != held[0]["worker"]
+    listed = fleet.flower("-w", str(fleet.tmp / "root" / run_id), "sessions", name="reader")
+    assert listed.stdout.split()[0] == step["session_id"] and len(listed.stdout.strip().splitlines()) == 1, (
+        "one session: the takeover continued it, it did not start another"
+    )
+    logs = fleet.flower("fleet", "logs", run_id)
+    assert "attempt 2 started on" in logs.stdout, logs.stdout

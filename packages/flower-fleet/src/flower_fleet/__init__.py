@@ -20,9 +20,10 @@ __all__ = [
     "FleetRun",
     "Plan",
     "PlanStep",
-    "RunNotFound",
+    "RunNotFoundError",
     "RunSpec",
     "RunState",
+    "RunningStep",
     "StepInput",
     "StepOutcome",
     "__version__",
@@ -37,9 +38,10 @@ _HOMES = {
     "FleetRun": "_workflow",
     "Plan": "_model",
     "PlanStep": "_model",
-    "RunNotFound": "_client",
+    "RunNotFoundError": "_client",
     "RunSpec": "_model",
     "RunState": "_model",
+    "RunningStep": "_model",
     "StepInput": "_model",
     "StepOutcome": "_model",
     "step_session_id": "_ids",
@@ -61,8 +63,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._activities import FleetActivities
-    from ._client import Fleet, RunNotFound
+    from ._client import Fleet, RunNotFoundError
     from ._config import FleetConfig, FleetConfigError
     from ._ids import step_session_id
-    from ._model import Plan, PlanStep, RunSpec, RunState, StepInput, StepOutcome
+    from ._model import Plan, PlanStep, RunningStep, RunSpec, RunState, StepInput, StepOutcome
     from ._workflow import FleetRun

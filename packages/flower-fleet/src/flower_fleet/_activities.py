@@ -106,9 +106,7 @@ class FleetActivities:
         if runtime_takes(Runtime, "lease_owner"):
             options["lease_owner"] = LeaseOwner(self.identity, os.getpid(), spec.run_id)
         runtime = Runtime(prepared.path, run_dir(self.root, spec.run_id), store=self.store, **options)
-        runner = FleetRunner(
-            runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known
-        )
+        runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
 
         def details() -> dict[str, Any]:
             return {"sessions": runner.known, "worker": self.identity, "attempt": info.attempt}
@@ -116,9 +114,7 @@ class FleetActivities:
         try:
             async with heartbeating(self.heartbeat_every, details):
                 async with checkpoints_while(prepared, spec, self.checkpoint_every):
-                    done = await flow.run_step(
-                        runner, given.step, outputs=given.outputs, sessions=given.sessions
-                    )
+                    done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
         except asyncio.CancelledError:
             if activity.is_worker_shutdown():
                 # Handed back: a retryable failure, so another worker takes the step (and its session) now.

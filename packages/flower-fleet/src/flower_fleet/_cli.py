@@ -45,7 +45,7 @@ def _run(work: Callable[[Fleet], Awaitable[T]]) -> T:
     """Connect (FLOWER_TEMPORAL…), run ``work``, and turn the fleet's errors into one line and an exit code."""
     import asyncio
 
-    from ._client import Fleet, RunNotFound
+    from ._client import Fleet, RunNotFoundError
     from ._config import FleetConfigError
 
     async def go() -> T:
@@ -56,7 +56,7 @@ def _run(work: Callable[[Fleet], Awaitable[T]]) -> T:
         return asyncio.run(go())
     except FleetConfigError as exc:
         raise _fail(_CONFIG, str(exc)) from None
-    except RunNotFound as exc:
+    except RunNotFoundError as exc:
         raise _fail(_USAGE, str(exc)) from None
 
 
@@ -72,11 +72,15 @@ def _state_lines(state: RunState) -> list[str]:
     head = f"{state.run_id}  {state.status}  {state.workflow}  ${state.cost_usd:.4f}"
     lines = [head]
     done = {o.step: o for o in state.done}
+    running = {r.step: r for r in state.running}
     for name in state.steps:
         outcome = done.get(name)
         if outcome is not None:
             how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {outcome.error}")
             lines.append(f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}")
+        elif name in running:
+            held = running[name]
+            lines.append(f"  {name}: {held.state or 'running'}  attempt {held.attempt}  on {held.worker or '-'}")
         elif name == state.step:
             lines.append(f"  {name}: running")
         else:
@@ -103,7 +107,9 @@ def worker(
     ] = None,
     root: Annotated[
         Path | None,
-        typer.Option("--root", metavar="PATH", help="The fleet root (also FLOWER_FLEET_ROOT) [default: ~/flower-fleet]."),
+        typer.Option(
+            "--root", metavar="PATH", help="The fleet root (also FLOWER_FLEET_ROOT) [default: ~/flower-fleet]."
+        ),
     ] = None,
     heartbeat_every: Annotated[
         float, typer.Option("--heartbeat-every", min=0.1, help="Seconds between a running step's heartbeats.")
@@ -141,7 +147,9 @@ def submit(
     run_id: Annotated[
         str | None, typer.Option("--run-id", help="The run's id; submitting an existing id starts nothing.")
     ] = None,
-    repo: Annotated[str, typer.Option("--repo", metavar="URL", help="The git remote the workspace is filled from.")] = "",
+    repo: Annotated[
+        str, typer.Option("--repo", metavar="URL", help="The git remote the workspace is filled from.")
+    ] = "",
     branch: Annotated[str, typer.Option("--branch", help="The branch of --repo to start from.")] = "",
     shared: Annotated[
         bool, typer.Option("--shared", help="The fleet root is one filesystem every worker sees: no checkpoints.")
@@ -230,5 +238,3 @@ def logs(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
 
     print("\n".join(_run(go)))
     _leave(0)
-
-

@@ -19,10 +19,10 @@ from temporalio.worker import Worker
 
 from ._activities import FleetActivities
 from ._config import FleetConfig
-from ._model import RunSpec, RunState
+from ._model import RunningStep, RunSpec, RunState
 from ._workflow import FleetRun
 
-__all__ = ["Fleet", "RunNotFound"]
+__all__ = ["Fleet", "RunNotFoundError"]
 
 _STATUS = {
     WorkflowExecutionStatus.RUNNING: "running",
@@ -35,8 +35,22 @@ _STATUS = {
 }
 
 
-class RunNotFound(LookupError):
+class RunNotFoundError(LookupError):
     """No run of that id on this fleet's server."""
+
+
+def _running(pending: Any) -> RunningStep:
+    from temporalio.api.enums.v1 import PendingActivityState
+
+    beat = pending.last_heartbeat_time.ToDatetime().isoformat() if pending.HasField("last_heartbeat_time") else ""
+    state = PendingActivityState.Name(pending.state).removeprefix("PENDING_ACTIVITY_STATE_").lower()
+    return RunningStep(
+        step=pending.activity_id,
+        worker=pending.last_worker_identity,
+        attempt=pending.attempt,
+        state=state.replace("_", " "),
+        last_heartbeat=beat,
+    )
 
 
 def new_run_id() -> str:
@@ -107,7 +121,7 @@ class Fleet:
         except WorkflowFailureError:
             return await self.state(run_id)
         except RPCError as exc:
-            raise RunNotFound(f"no run {run_id!r} on {self.config.address}: {exc}") from exc
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}: {exc}") from exc
 
     async def state(self, run_id: str) -> RunState:
         """The run as it is now: its steps, the worker and session of each, a pending question, its status."""
@@ -115,7 +129,7 @@ class Fleet:
         try:
             described = await handle.describe()
         except RPCError as exc:
-            raise RunNotFound(f"no run {run_id!r} on {self.config.address}") from exc
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
         status = _STATUS.get(described.status or WorkflowExecutionStatus.RUNNING, "unknown")
         state: RunState | None = None
         if described.status == WorkflowExecutionStatus.COMPLETED:
@@ -123,9 +137,10 @@ class Fleet:
         else:
             try:
                 state = await handle.query(FleetRun.query_state, rpc_timeout=timedelta(seconds=10))
-            except (RPCError, asyncio.TimeoutError, RuntimeError):
+            except (TimeoutError, RPCError, RuntimeError):
                 state = None  # an ended run with no worker to answer: the status alone
         state = state or RunState(run_id=run_id)
+        state.running = [_running(p) for p in described.raw_description.pending_activities]
         if status != "running" or state.status in ("starting",):
             state.status = status if status != "running" else state.status
         return state
@@ -144,14 +159,14 @@ class Fleet:
         try:
             await self._handle(run_id).signal(FleetRun.answer, text)
         except RPCError as exc:
-            raise RunNotFound(f"no running run {run_id!r} on {self.config.address}") from exc
+            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
 
     async def cancel(self, run_id: str) -> None:
         """Cancel the run; its running step stops at its next heartbeat and is recorded."""
         try:
             await self._handle(run_id).cancel()
         except RPCError as exc:
-            raise RunNotFound(f"no running run {run_id!r} on {self.config.address}") from exc
+            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
 
     async def logs(self, run_id: str) -> list[str]:
         """The run's history as lines: each step's attempts, which worker took them, how they ended."""
@@ -160,7 +175,7 @@ class Fleet:
         try:
             history = await self._handle(run_id).fetch_history()
         except RPCError as exc:
-            raise RunNotFound(f"no run {run_id!r} on {self.config.address}") from exc
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
         return history_lines(history)
 
     def worker(

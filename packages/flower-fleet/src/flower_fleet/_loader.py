@@ -40,12 +40,12 @@ def load_workflow(workspace: Path, target: str) -> Workflow:
             sys.path.insert(0, str(file.parent))  # so the file can import its neighbours
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - any error in the user's file is one line for the user
+        except Exception as exc:
             raise PlanError(f"importing {file} failed: {type(exc).__name__}: {exc}") from exc
     else:
         try:
             module = importlib.import_module(path_part)
-        except Exception as exc:  # noqa: BLE001 - as above, for a module name
+        except Exception as exc:
             raise PlanError(f"importing {path_part!r} failed: {type(exc).__name__}: {exc}") from exc
     obj = getattr(module, attr, None)
     if obj is None:

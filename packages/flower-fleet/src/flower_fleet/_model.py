@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "PlanStep", "RunSpec", "RunState", "StepInput", "StepOutcome"]
+__all__ = ["Plan", "PlanStep", "RunSpec", "RunState", "RunningStep", "StepInput", "StepOutcome"]
 
 
 @dataclass
@@ -65,6 +65,17 @@ class StepOutcome:
 
 
 @dataclass
+class RunningStep:
+    """A step in flight, as the server sees it: which worker holds it, which attempt, its heartbeat."""
+
+    step: str
+    worker: str = ""  # the identity of the worker of its last attempt ("host/pid")
+    attempt: int = 1
+    state: str = ""  # scheduled, started, cancel requested
+    last_heartbeat: str = ""  # ISO time of its last heartbeat
+
+
+@dataclass
 class RunState:
     """A run as `status` shows it (the workflow's query answers with it)."""
 
@@ -74,6 +85,7 @@ class RunState:
     step: str = ""  # the step running now
     steps: list[str] = field(default_factory=list)
     done: list[StepOutcome] = field(default_factory=list)
+    running: list[RunningStep] = field(default_factory=list)  # filled by Fleet.state from the server
     question: str = ""  # a question waiting for `flower fleet answer`
     answers: list[str] = field(default_factory=list)
     error: str = ""

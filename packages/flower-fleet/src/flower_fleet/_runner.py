@@ -45,6 +45,8 @@ class FleetRunner:
         on_session: Callable[[str], Any] | None = None,
     ) -> None:
         self.runtime = runtime
+        self.run_dir: Path = runtime.run_dir
+        self.workspace: Path = runtime.workspace
         self.run_id = run_id
         self.epoch = epoch
         self.restored_note = restored_note
@@ -52,14 +54,6 @@ class FleetRunner:
         self.on_session = on_session
         self.resumed: list[str] = []  # the sessions this attempt continued from an earlier attempt
         self._fixes_ids = runtime_takes(runtime.run, "session_id")
-
-    @property
-    def run_dir(self) -> Path:
-        return self.runtime.run_dir
-
-    @property
-    def workspace(self) -> Path:
-        return self.runtime.workspace
 
     @property
     def workbench(self) -> Any:

@@ -66,7 +66,7 @@ class FleetRun:
                     cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 )
             except ActivityError as exc:
-                if isinstance(exc.cause, CancelledError) or workflow.is_cancelled():
+                if isinstance(exc.cause, CancelledError):
                     state.status = "cancelled"
                     state.done.append(StepOutcome(step=step.name, error="cancelled"))
                     raise

@@ -269,7 +269,6 @@ class Workflow:
             attempts=tuple(run._ran),
         )
 
-
     async def run_step(
         self,
         runtime: StepRunner,
