@@ -115,7 +115,7 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
     claude_env.script(
         bash("echo FIRST-TURN > first.txt"),
-        bash("sleep 120"),  # the turn during which its machine dies
+        bash("python3 -c 'import time; time.sleep(120)'"),  # the turn during which its machine dies
         Text("FINISHED AFTER THE TAKEOVER"),
     )
     fleet.start_worker("a", "--slots", "1")
@@ -138,6 +138,7 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
 
     wait_for(lambda: len(claude_env.message_requests) > before, heartbeat_timeout + 60, "the other worker's request")
     pickup = time.monotonic() - killed_at
+    print(f"pickup after the kill: {pickup:.1f} s (heartbeat timeout {heartbeat_timeout:.0f} s)")
     assert pickup <= heartbeat_timeout + 10, f"picked up {pickup:.1f} s after the kill"
     resumed = claude_env.message_requests[before]
     assert "FIRST-TURN" in resumed.text, "the resumed request carries the earlier turns"
