@@ -376,3 +376,50 @@ def test_hold_lease_under_trio(tmp_path: Path) -> None:
                     await anyio.sleep(5)
 
     anyio.run(main, backend="trio")
+
+
+# --- abandoned leases: a dead process of this machine ---------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    return int(done.stdout)  # the child was reaped: its pid names no process now
+
+
+async def test_a_lease_of_a_dead_process_of_this_machine_is_taken_over_at_once(make: Callable[[], Any]) -> None:
+    import socket
+
+    from flower_stores import is_abandoned, take_lease
+
+    store = make()
+    dead = LeaseOwner(socket.gethostname(), _dead_pid(), "run-killed")
+    assert is_abandoned(dead) and not is_abandoned(LeaseOwner.this_process("me"))
+    assert not is_abandoned(LeaseOwner("another-box", dead.pid, "run-far")), "another machine's pid is not ours"
+    stale = await store.acquire_lease("-ws", SID, dead, ttl=600)
+    taken = await take_lease(store, "-ws", SID, A, ttl=30)
+    assert taken.owner == A and taken.epoch == stale.epoch + 1, "epochs keep growing"
+    with pytest.raises(LeaseLost):  # the dead holder's lease is fenced out like any superseded one
+        await store.append_fenced(KEY, _entries("late"), lease=stale)
+    # A live holder elsewhere is not touched: refused as acquire_lease refuses it.
+    with pytest.raises(LeaseHeld):
+        await take_lease(store, "-ws", SID, B, ttl=30)
+    # And without break_abandoned, a dead holder's lease is waited out too.
+    await store.release_lease(taken)
+    await store.acquire_lease("-ws", SID, dead, ttl=600)
+    with pytest.raises(LeaseHeld):
+        await take_lease(store, "-ws", SID, B, ttl=30, break_abandoned=False)
+
+
+async def test_hold_lease_takes_over_a_dead_processs_lease(make: Callable[[], Any]) -> None:
+    import socket
+
+    store = make()
+    dead = LeaseOwner(socket.gethostname(), _dead_pid(), "run-killed")
+    await store.acquire_lease("-ws", SID, dead, ttl=600)
+    async with hold_lease(store, "-ws", SID, A, ttl=30) as view:
+        assert view.lease.owner == A and view.lease.epoch == 2
+        await view.append(KEY, _entries("mine"))
+    assert [e["uuid"] for e in await store.load(KEY)] == ["mine-0", "mine-1"]

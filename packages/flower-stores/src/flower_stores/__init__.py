@@ -10,9 +10,11 @@ own store.
 `SessionIndex` is the typed seam for what flower asks a store beyond the SDK protocol (``has_session``,
 ``has_entry``, ``last_context``, ``counts``, ``where``); the layers answer it over any backend, and
 `session_index` gives it for a bare store. The session lease (`Lease`, ``store.acquire_lease(…)``,
-`FencedSessionStore`) makes one process the driver of a session and fences out a superseded one's appends.
+`FencedSessionStore`, `hold_lease`) makes one process the driver of a session and fences out a superseded one's
+appends; `take_lease` also takes over at once a lease whose holder is a dead process of this machine.
 """
 
+from ._abandoned import is_abandoned, take_lease
 from ._chain import heal_orphans, relink
 from ._common import StoreError
 from ._ephemeral import is_ephemeral, is_ephemeral_call
@@ -65,6 +67,7 @@ __all__ = [
     "expire",
     "heal_orphans",
     "hold_lease",
+    "is_abandoned",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
@@ -77,6 +80,7 @@ __all__ = [
     "session_index",
     "spill_path",
     "store_from_url",
+    "take_lease",
     "trim",
     "trim_report",
 ]

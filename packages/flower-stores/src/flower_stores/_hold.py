@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
+from ._abandoned import take_lease
 from ._common import StoreError
 from ._fenced import FencedSessionStore
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseLost, LeaseOwner, SessionLeases
@@ -29,17 +30,22 @@ async def hold_lease(
     *,
     ttl: float = DEFAULT_LEASE_TTL,
     epoch: int | None = None,
+    break_abandoned: bool = True,
 ) -> AsyncIterator[FencedSessionStore]:
     """``async with hold_lease(store, project_key, session_id, owner) as view:`` — drive the session through
     ``view`` (``ClaudeAgentOptions(session_store=view)``; ``view.lease`` is the current lease).
 
-    Acquiring raises `LeaseHeld` / `LeaseLost` as `acquire_lease` does, before the body runs. While the body
+    Acquiring raises `LeaseHeld` / `LeaseLost` as `acquire_lease` does, before the body runs — except that a
+    lease whose holder is a dead process of this machine is taken over at once (`take_lease`; pass
+    ``break_abandoned=False`` to wait such a lease out too). While the body
     runs the lease is renewed every ``ttl / 3`` seconds; a renewal that fails for a passing reason (the
     database briefly unreachable) is retried at the next tick, and one that finds the lease lost cancels the
     body and raises `LeaseLost` from the ``async with``. On exit the lease is released, so the next driver
     need not wait for it to expire.
     """
-    lease = await store.acquire_lease(project_key, session_id, owner, ttl=ttl, epoch=epoch)
+    lease = await take_lease(
+        store, project_key, session_id, owner, ttl=ttl, epoch=epoch, break_abandoned=break_abandoned
+    )
     view = FencedSessionStore(store, lease)
     lost: list[LeaseLost] = []
 

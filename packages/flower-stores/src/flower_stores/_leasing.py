@@ -77,7 +77,10 @@ class LeaseMethods:
 
     async def release_lease(self, lease: Lease) -> bool:
         """End ``lease`` now, so another owner may take the session at once; False if it was not this lease's
-        to end any more (taken over or already released). The epoch stays stored: epochs never restart."""
+        to end any more (taken over or already released). The epoch stays stored: epochs never restart.
+
+        It ends exactly the lease given (its epoch, checked in the write transaction), whoever calls it:
+        `take_lease` ends an abandoned holder's lease this way, with the `Lease` that `LeaseHeld` carried."""
         row = await anyio.to_thread.run_sync(
             self._lease_write, lease.project_key, lease.session_id, release_decision(lease)
         )

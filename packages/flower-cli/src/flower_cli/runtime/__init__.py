@@ -1,7 +1,7 @@
 """How one agent session runs: the `Runtime` (retries, handoffs, interrupts, the manifest and lineage it
 keeps), what an agent is (`AgentSpec`, `build_options`), the event stream a UI reads, the hooks that wall
-roles in, worktree isolation, and the seams the layers above plug into (`Channel`, `EventSink`) and the one below
-it (`QueryFunction`, the call to the model).
+roles in, the session lease (`SessionBusy`), worktree isolation, and the seams the layers above plug into
+(`Channel`, `EventSink`) and the one below it (`QueryFunction`, the call to the model).
 
 Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
 """
@@ -28,6 +28,7 @@ __all__ = [
     "PLUGIN_DIR",
     "QueryFunction",
     "Runtime",
+    "SessionBusy",
     "StepResult",
     "Terminated",
     "Workers",
@@ -38,6 +39,7 @@ __all__ = [
     "is_overflow",
     "isolate_guard",
     "isolation_problem",
+    "lease_ttl_from_env",
     "main_thread_guard",
     "merge_hooks",
     "normalize",
@@ -63,6 +65,7 @@ _HOMES = {
     "PLUGIN_DIR": "_options",
     "QueryFunction": "_query",
     "Runtime": "_runtime",
+    "SessionBusy": "_session_lease",
     "StepResult": "_result",
     "Terminated": "_runtime",
     "Workers": "_events",
@@ -73,6 +76,7 @@ _HOMES = {
     "is_overflow": "_handoff",
     "isolate_guard": "_guards",
     "isolation_problem": "_isolation",
+    "lease_ttl_from_env": "_session_lease",
     "main_thread_guard": "_guards",
     "merge_hooks": "_guards",
     "normalize": "_events",
@@ -113,4 +117,5 @@ if TYPE_CHECKING:
     from ._query import QueryFunction
     from ._result import StepResult
     from ._runtime import CredentialsError, Runtime, Terminated
+    from ._session_lease import SessionBusy, lease_ttl_from_env
     from ._spec import AgentSpec, CompactPolicy

@@ -82,6 +82,8 @@ def explain(
     ``elsewhere`` is the way around a file problem for this command. The command line's own usage errors are
     `flower_cli.cli`'s to explain (it knows the parser).
     """
+    if _is_session_busy(exc):  # another process drives the session: its message names it and says what to do
+        return ExitCode.CONFIG, _one_line(str(exc))
     if _is_store_url_error(exc):  # a malformed --store / FLOWER_STORE_URL: the string typed is wrong
         return ExitCode.USAGE, _one_line(str(exc))
     if isinstance(exc, sqlite3.Error) or _is_store_error(exc):
@@ -95,6 +97,12 @@ def explain(
     if isinstance(exc, CredentialsError):
         return ExitCode.CONFIG, str(exc)
     return None
+
+
+def _is_session_busy(exc: BaseException) -> bool:
+    from ._session_lease import SessionBusy
+
+    return isinstance(exc, SessionBusy)
 
 
 def _is_store_error(exc: BaseException) -> bool:

@@ -32,6 +32,7 @@ def build_options(
     resume: str | None = None,
     fork: bool = False,
     resume_at: str | None = None,
+    session_id: str | None = None,
     portable: bool = True,
     use_plugin: bool = True,
     plugin_dirs: Sequence[Path | str] = (),
@@ -47,7 +48,8 @@ def build_options(
     The role's instructions are **appended** to Claude Code's own system prompt, never replacing it.
     ``portable`` reads no user or project settings (``setting_sources=[]``), so a run behaves the same on
     every machine. ``fork`` and ``resume_at`` only mean something with ``resume``; without it they are
-    ignored with a warning. ``tethered`` starts the harness through flower-resilience's tether, so it and
+    ignored with a warning. ``session_id`` is the id of the NEW session the launch starts (a fork's too; a plain
+    resume keeps the resumed id, so it is ignored there). ``tethered`` starts the harness through flower-resilience's tether, so it and
     everything it starts end when this process dies, however it dies (a harness outliving flower would go on
     acting on the session with nothing recording it). ``stderr`` receives the harness's own stderr, line by
     line (without it the harness writes to the terminal it inherits).
@@ -92,10 +94,15 @@ def build_options(
         values["resume"] = resume
         if fork:
             values["fork_session"] = True
+            if session_id:
+                values["session_id"] = session_id  # the harness takes a fixed id with resume only for a fork
         if resume_at:
             values["resume_session_at"] = resume_at
-    elif fork or resume_at:
-        warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=2)
+    else:
+        if session_id:
+            values["session_id"] = session_id
+        if fork or resume_at:
+            warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=2)
     options = ClaudeAgentOptions(**values)
     if not tethered:
         return options

@@ -36,10 +36,11 @@ if TYPE_CHECKING:
     from claude_agent_sdk import SessionStore
 
     from flower_resilience import Resilience
-    from flower_stores import EphemeralPolicy, TrimPolicy
+    from flower_stores import EphemeralPolicy, LeaseOwner, TrimPolicy
     from flower_workbench import Workbench
 
     from ._query import QueryFunction
+    from ._session_lease import StepLease
 
 __all__ = ["CredentialsError", "Runtime", "Terminated"]
 
@@ -68,6 +69,11 @@ class Terminated(BaseException):
         os.kill(os.getpid(), self.signum)
 
 
+# flower_stores.DEFAULT_LEASE_TTL, spelled out so that importing the Runtime does not load the siblings (a
+# unit test checks that the two agree).
+_DEFAULT_LEASE_TTL = 60.0
+
+
 def _new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
@@ -75,6 +81,7 @@ def _new_run_id() -> str:
 class Runtime:
     INTERRUPTED = "interrupted-by-human"
     KILLED = "killed-by-signal"
+    TAKEN_OVER = "session taken over"  # how a step's error starts when its lease was taken over mid-step
 
     def __init__(
         self,
@@ -92,6 +99,9 @@ class Runtime:
         store: SessionStore | str | None = None,
         plugin_dirs: tuple[Path | str, ...] = (),
         query_fn: QueryFunction | None = None,
+        lease: bool = True,
+        lease_ttl: float = _DEFAULT_LEASE_TTL,
+        lease_owner: LeaseOwner | None = None,
     ) -> None:
         """``trim``/``ephemeral``/``resilience``: True/False for the default policy on/off, or a policy.
         ``workbench``: False for none, True for one at ``<run_dir>/workbench``, or a `Workbench`.
@@ -104,6 +114,16 @@ class Runtime:
         ``query_fn``: what each launch of the model calls (`QueryFunction`, ``claude_agent_sdk.query``'s keyword
         signature); None for the SDK's own, which closes its subprocess when the step stops early. Every launch
         goes through flower-resilience with it, the handoff-writing round included.
+        ``lease``: one driver per session. Before a launch the step takes the store's lease of the session it
+        drives (``flower_stores``' session lease; a new session's id is chosen first, so that is before the
+        harness starts), keeps it renewed every ``lease_ttl / 3`` s, gives the SDK the fenced view (a process
+        whose lease was taken over cannot append), and releases it when the step ends. Another process's live
+        lease makes ``run`` raise `SessionBusy` before anything runs; a lease of a dead process of this
+        machine is taken over at once, any other once it expires (``lease_ttl`` seconds after its holder's
+        last renewal). A lease lost mid-step ends the step with ``ok=False`` and an error starting
+        ``Runtime.TAKEN_OVER``. ``lease_owner`` names this process in the lease (default
+        ``LeaseOwner.this_process(run_id=self.run_id)``). ``lease=False``, or a store that grants no leases
+        (a bare SDK store such as ``InMemorySessionStore``), runs without one.
 
         Raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
         default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -176,6 +196,10 @@ class Runtime:
         self._index: flower_stores.SessionIndex = flower_stores.session_index(store)
 
         self.run_id = _new_run_id()
+        self.lease = lease
+        self.lease_ttl = lease_ttl
+        self.lease_owner: LeaseOwner = lease_owner or flower_stores.LeaseOwner.this_process(run_id=self.run_id)
+        self._lease: StepLease | None = None  # the running step's (see run)
         self.results: list[StepResult] = []
         self.manifest = Manifest(self.run_dir / "manifest.json")
         # The last failed manifest write (a full or read-only disk), kept instead of raised: see _write_manifest.
@@ -351,6 +375,7 @@ class Runtime:
         fork: bool,
         resume_at: str | None,
         post_hooks: list[Any] | None = None,
+        session_id: str | None = None,
     ) -> Any:
         add_dirs = [self.workbench.root] if self.workbench is not None and self.workbench.external else []
         if self.handoff.enabled and spec.compact is None:
@@ -360,10 +385,11 @@ class Runtime:
         return build_options(
             spec,
             cwd=self.workspace,
-            session_store=self.store,
+            session_store=self._lease.session_store if self._lease is not None else self.store,
             resume=resume,
             fork=fork,
             resume_at=resume_at,
+            session_id=session_id,
             portable=self.portable,
             plugin_dirs=self.plugin_dirs,
             add_dirs=add_dirs,
@@ -390,6 +416,8 @@ class Runtime:
         resume_at: str | None = None,
         on_event: EventSink | None = None,
         on_session: Callable[[str], Any] | None = None,
+        session_id: str | None = None,
+        lease_epoch: int | None = None,
     ) -> StepResult:
         """Run one step of ``spec`` to its end and record it; never raises for model or transport trouble.
 
@@ -400,8 +428,16 @@ class Runtime:
         the ``on_session`` attribute) is called the moment a session id appears — a workflow writes its
         lineage there, so a crash right after still finds the session.
 
+        ``session_id`` (a uuid) is the id of the new session the step starts (without it the Runtime picks one);
+        with ``resume`` too, the resumed session wins only if the store has it, else the new session gets
+        ``session_id`` — a retried step continues "the same id" whether or not its first attempt stored
+        anything. ``lease_epoch`` is the epoch the step's lease is taken at (a fleet passes its attempt
+        number; it must exceed the session's stored epoch).
+
         Raises `IsolationError` (before anything runs) when ``spec`` has an isolated worker and the
-        workspace is not a git repository with a commit.
+        workspace is not a git repository with a commit, `SessionBusy` (before anything runs) when another
+        process holds the lease of the session the step would drive, and ``flower_stores.LeaseLost`` when
+        ``lease_epoch`` is not above the session's stored epoch (a later attempt has it).
         """
         if spec.agents:
             from ._isolation import IsolationError, isolation_problem
@@ -410,17 +446,29 @@ class Runtime:
             if problem:
                 raise IsolationError(problem)
 
+        import flower_stores
+
+        lease, (resume, new_id) = await self._take_lease(resume, fork, session_id, lease_epoch)  # SessionBusy
         result = StepResult(step=step_name or spec.name, started_at=time.time(), attempts=0)
         step = _Step(spec, prompt, result, on_event, on_session)
         self._current = result
         self._interrupt.clear()
         step.handoffs = self._handoff_loop(spec, result.step, prompt, step.emit)
-        first = _Launch(self._first_prompt(spec, prompt, resume), resume, fork, resume_at)
+        first = _Launch(self._first_prompt(spec, prompt, resume), resume, fork, resume_at, new_id)
         try:
-            launch: _Launch | None = await self._make_room(step, first)
-            while launch is not None:
-                ended = await self._stream(step, launch)
-                launch = await self._next_launch(step, ended)
+            try:
+                launch: _Launch | None = await self._make_room(step, first)
+                while launch is not None:
+                    launch = await lease.launching(launch)  # a new session's id and lease; a retired one's released
+                    ended = await self._stream(step, launch)
+                    launch = await self._next_launch(step, ended)
+            finally:
+                self._lease = None
+                await lease.end()  # raises LeaseLost when the lease was taken over (the step was stopped for it)
+        except flower_stores.LeaseLost as exc:
+            result.ok = False
+            result.error = f"{self.TAKEN_OVER}: {exc}"
+            result.errors.append(result.error)
         except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
             result.ok = False
             result.error = f"{type(exc).__name__}: {exc}"
@@ -435,6 +483,22 @@ class Runtime:
         return result
 
     # --- the steps of a run -----------------------------------------------------------------------
+
+    async def _take_lease(
+        self, resume: str | None, fork: bool, session_id: str | None, epoch: int | None
+    ) -> tuple[StepLease, tuple[str | None, str | None]]:
+        """The step's lease, holding the session its first launch drives, and that launch's (resume, new id)."""
+        from ._session_lease import StepLease
+
+        lease = StepLease(
+            self.store, self.project_key, self.lease_owner, enabled=self.lease, ttl=self.lease_ttl, epoch=epoch
+        )
+        resume, new_id = lease.first(resume, fork, session_id, self.has_session)
+        driven = resume if resume and not fork else new_id
+        if driven:
+            await lease.take(driven)
+        self._lease = lease
+        return lease, (resume, new_id)
 
     async def _make_room(self, step: _Step, launch: _Launch) -> _Launch:
         """The first launch, unless the session it continues is already past the handoff point: then that session
@@ -459,7 +523,12 @@ class Runtime:
         result, handoffs, workers = step.result, step.handoffs, step.workers
         stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
         options = self._options(
-            step.spec, resume=launch.resume, fork=launch.fork, resume_at=launch.resume_at, post_hooks=stop_hooks
+            step.spec,
+            resume=launch.resume,
+            fork=launch.fork,
+            resume_at=launch.resume_at,
+            post_hooks=stop_hooks,
+            session_id=launch.session_id,
         )
         stream = flower_resilience.resilient_query(
             prompt=launch.prompt,
@@ -772,6 +841,7 @@ class _Launch:
     resume: str | None = None
     fork: bool = False
     resume_at: str | None = None
+    session_id: str | None = None  # the id of the new session it starts (its lease is taken first)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 import flower_resilience
 
 from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, Runtime, Terminated, describe_os_error, explain, parse_token_count
+from ...runtime import (
+    HandoffPolicy,
+    Runtime,
+    Terminated,
+    describe_os_error,
+    explain,
+    lease_ttl_from_env,
+    parse_token_count,
+)
 from ...view import STDOUT, JsonRenderer, Renderer
 from .store import explained
 
@@ -116,6 +124,10 @@ def open_runtime(
     except OSError as exc:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workspace", elsewhere="point -w elsewhere")) from exc
     try:
+        lease_ttl = lease_ttl_from_env(os.environ)
+    except ValueError as exc:
+        raise Exit(ExitCode.USAGE, str(exc)) from exc
+    try:
         _check_writable(opts.run_dir)
         return Runtime(
             opts.workspace,
@@ -124,6 +136,7 @@ def open_runtime(
             trim=opts.trim if trim is None else trim,
             handoff=handoff,
             store=opts.store,
+            lease_ttl=lease_ttl,
         )
     except Exception as exc:
         raise explained(exc, opts) from exc
@@ -264,9 +277,12 @@ def conclude(
 
 
 def exit_code_for(result: StepResult) -> ExitCode:
-    """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration; else 1."""
+    """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration or the session taken
+    over by another process; else 1."""
     if result.ok:
         return ExitCode.DONE
+    if (result.error or "").startswith(Runtime.TAKEN_OVER):
+        return ExitCode.CONFIG  # another process drives the session now: a person decides which one goes on
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED
