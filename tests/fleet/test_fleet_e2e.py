@@ -3,6 +3,7 @@ the scripted Messages API, and `flower fleet` worker and client processes."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from fleet_helpers import FLOWS_ONE_STEP, Fleet, kill_machine, status_json, wait_for
 
+from flower_fleet import step_session_id
 from harness import ScriptedServer, Text, bash, keyed, when_prompt
 
 pytestmark = pytest.mark.e2e
@@ -82,7 +84,11 @@ def test_three_runs_on_two_single_slot_workers_complete_never_more_than_two_at_o
     submits = [
         subprocess.Popen(
             [sys.executable, "-m", "flower_cli", "fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id],
-            cwd=fleet.tmp, env=fleet.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=fleet.tmp,
+            env=fleet.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for run_id in runs
     ]
@@ -150,9 +156,40 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     [step] = state["done"]
     assert step["ok"] is True and step["output"] == "FINISHED AFTER THE TAKEOVER"
     assert step["attempt"] == 2 and step["worker"] != held[0]["worker"]
+    assert step["session_id"] == step_session_id(run_id, "work"), "the id derived from the run and the step"
     listed = fleet.flower("-w", str(fleet.tmp / "root" / run_id), "sessions", name="reader")
     assert listed.stdout.split()[0] == step["session_id"] and len(listed.stdout.strip().splitlines()) == 1, (
         "one session: the takeover continued it, it did not start another"
     )
     logs = fleet.flower("fleet", "logs", run_id)
     assert "attempt 2 started on" in logs.stdout, logs.stdout
+
+
+def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_says_so(
+    fleet: Fleet, claude_env: ScriptedServer
+) -> None:
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    claude_env.script(bash("python3 -c 'import time; time.sleep(120)'"), Text("NEVER SENT"))
+    fleet.start_worker("a", "--slots", "1")  # heartbeats every second (fleet_helpers)
+    sent = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id)
+    assert sent.returncode == 0, sent.stderr
+    wait_for(lambda: len(claude_env.message_requests) >= 1, 120, "the step's first model request")
+    wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step is running")
+
+    asked = time.monotonic()
+    cancelled = fleet.flower("fleet", "cancel", run_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    state = wait_for(
+        lambda: (s := status_json(fleet, run_id))["status"] == "cancelled" and s, 60, "status says cancelled"
+    )
+    took = time.monotonic() - asked
+    print(f"cancel to status 'cancelled': {took:.1f} s (heartbeat every 1 s)")
+    assert took <= 1 + 10, f"the cancel took {took:.1f} s to reach the step"
+    assert state["done"][-1]["step"] == "work" and state["done"][-1]["error"] == "cancelled"
+    # The step is recorded where the worker ran it: the manifest row of an interrupted step.
+    manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
+    [row] = json.loads(manifest.read_text())
+    assert row["step"] == "work" and row["ok"] is False and row["error"], row
+    logs = fleet.flower("fleet", "logs", run_id)
+    assert "work: cancel requested" in logs.stdout and "run cancelled" in logs.stdout, logs.stdout

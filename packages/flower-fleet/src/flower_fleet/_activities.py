@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError
 
 from ._loader import PlanError, load_workflow
 from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
-from ._runner import FleetRunner, runtime_takes
+from ._runner import FleetRunner
 from ._workflow import READ_PLAN, RUN_STEP
 from ._workspace import checkpoint, checkpoints_while, prepare, run_dir
 
@@ -87,7 +87,7 @@ class FleetActivities:
     @activity.defn(name=RUN_STEP)
     async def run_step(self, given: StepInput) -> StepOutcome:
         from flower_cli import Runtime
-        from flower_stores import LeaseOwner
+        from flower_stores import LeaseError, LeaseOwner
 
         info = activity.info()
         spec = given.spec
@@ -102,10 +102,15 @@ class FleetActivities:
         except (PlanError, ValueError) as exc:
             raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
 
-        options: dict[str, Any] = {}
-        if runtime_takes(Runtime, "lease_owner"):
-            options["lease_owner"] = LeaseOwner(self.identity, os.getpid(), spec.run_id)
-        runtime = Runtime(prepared.path, run_dir(self.root, spec.run_id), store=self.store, **options)
+        runtime = Runtime(
+            prepared.path,
+            run_dir(self.root, spec.run_id),
+            store=self.store,
+            # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
+            # lease the next attempt may take, instead of waiting out a longer lease.
+            lease_ttl=spec.heartbeat_timeout,
+            lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{info.attempt}"),
+        )
         runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
 
         def details() -> dict[str, Any]:
@@ -120,6 +125,10 @@ class FleetActivities:
                 # Handed back: a retryable failure, so another worker takes the step (and its session) now.
                 raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
             raise
+        except LeaseError as exc:
+            # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or taken
+            # by a later one: either way not this attempt's to drive now; Temporal retries after a pause.
+            raise ApplicationError(f"the step's session is not this attempt's to drive: {exc}") from exc
         except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, not worth a retry
             raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
         finally:

@@ -4,7 +4,6 @@ session from the store instead of starting over."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from flower_cli import AgentSpec, Runtime, StepResult
 
 from ._ids import step_session_id
 
-__all__ = ["CONTINUE_NOTE", "FleetRunner", "runtime_takes"]
+__all__ = ["CONTINUE_NOTE", "FleetRunner"]
 
 CONTINUE_NOTE = (
     "(This step was interrupted: the machine running it stopped, and it continues here, in the same session.{where} "
@@ -21,17 +20,17 @@ CONTINUE_NOTE = (
 )
 
 
-def runtime_takes(method: Callable[..., Any], name: str) -> bool:
-    """Whether this flower-cli's ``method`` has the keyword ``name`` (the session lease's additions)."""
-    return name in inspect.signature(method).parameters
-
-
 class FleetRunner:
     """A ``flower_cli.StepRunner`` over ``runtime`` for one attempt (``epoch``) of one step of ``run_id``.
 
-    ``restored_note`` is said in the resume prompt when the workspace came from a checkpoint. ``known`` maps a
-    label to the session an earlier attempt reported (its heartbeat), for a runtime that cannot fix ids.
-    ``on_session`` hears every session id the step's sessions get.
+    ``restored_note`` is said in the resume prompt when the workspace came from a checkpoint. ``known`` collects
+    label -> session id as the sessions appear (the heartbeats carry it). ``on_session`` hears every session id.
+
+    Fencing: the launch that drives the label's own session (a first launch, or the continuation of an earlier
+    attempt's) takes the session's lease at ``epoch`` — the activity's attempt number — so an earlier attempt
+    that is still alive (its heartbeats stalled) can never append to it again. A launch the workflow engine
+    aims at another session (``resume_from``, a gate's next round) takes the lease at the next epoch as any
+    step would: that session's own step ended, and released it.
     """
 
     def __init__(
@@ -53,7 +52,6 @@ class FleetRunner:
         self.known = dict(known or {})
         self.on_session = on_session
         self.resumed: list[str] = []  # the sessions this attempt continued from an earlier attempt
-        self._fixes_ids = runtime_takes(runtime.run, "session_id")
 
     @property
     def workbench(self) -> Any:
@@ -66,10 +64,8 @@ class FleetRunner:
         return self.runtime.has_session(session_id)
 
     def session_for(self, label: str) -> str:
-        """The session id of ``label`` in this run: fixed by derivation, else what an earlier attempt reported."""
-        if self._fixes_ids:
-            return step_session_id(self.run_id, label)
-        return self.known.get(label, "")
+        """The session id of ``label`` in this run, the same on every attempt and every machine."""
+        return step_session_id(self.run_id, label)
 
     async def run(
         self,
@@ -85,10 +81,10 @@ class FleetRunner:
     ) -> StepResult:
         label = step_name or spec.name
         own = self.session_for(label)
-        extra: dict[str, Any] = {}
-        if self._fixes_ids:
-            extra = {"session_id": own, "lease_epoch": self.epoch}
-        if resume is None and own and self.runtime.has_session(own):
+        epoch: int | None = None
+        if resume is None:
+            epoch = self.epoch
+        if resume is None and self.runtime.has_session(own):
             # An earlier attempt of this very launch got this far: continue it, do not start over.
             resume, fork, resume_at = own, False, None
             where = f" {self.restored_note}" if self.restored_note else ""
@@ -110,5 +106,6 @@ class FleetRunner:
             resume_at=resume_at,
             on_event=on_event,
             on_session=heard,
-            **extra,
+            session_id=own,
+            lease_epoch=epoch,
         )
