@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -177,19 +178,25 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     wait_for(lambda: len(claude_env.message_requests) >= 1, 120, "the step's first model request")
     wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step is running")
 
-    asked = time.monotonic()
+    asked = time.time()  # before the cancel command starts: what it took includes its start-up (~3 s here)
     cancelled = fleet.flower("fleet", "cancel", run_id)
     assert cancelled.returncode == 0, cancelled.stderr
     state = wait_for(
         lambda: (s := status_json(fleet, run_id))["status"] == "cancelled" and s, 60, "status says cancelled"
     )
-    took = time.monotonic() - asked
-    print(f"cancel to status 'cancelled': {took:.1f} s (heartbeat every 1 s)")
-    assert took <= 1 + 10, f"the cancel took {took:.1f} s to reach the step"
     assert state["done"][-1]["step"] == "work" and state["done"][-1]["error"] == "cancelled"
-    # The step is recorded where the worker ran it: the manifest row of an interrupted step.
+    # The step is recorded where the worker ran it: the manifest row of an interrupted step, and when it ended.
     manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
     [row] = json.loads(manifest.read_text())
     assert row["step"] == "work" and row["ok"] is False and row["error"], row
+    logs = fleet.flower("fleet", "logs", run_id)
+    [requested] = [line for line in logs.stdout.splitlines() if line.endswith("work: cancel requested")]
+    at = datetime.strptime(requested[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    took = row["ended_at"] - at  # from the server's record of the cancel (whole seconds) to the step's end
+    print(
+        f"cancel requested -> step ended: {took:.1f} s; cancel command started -> step ended: {row['ended_at'] - asked:.1f} s"
+    )
+    # Within a heartbeat (1 s) the step hears it; closing Claude Code in the middle of a tool call takes the rest.
+    assert took <= 1 + 10, f"the cancel took {took:.1f} s to reach the step"
     logs = fleet.flower("fleet", "logs", run_id)
     assert "work: cancel requested" in logs.stdout and "run cancelled" in logs.stdout, logs.stdout

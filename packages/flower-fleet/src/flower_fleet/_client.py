@@ -205,6 +205,10 @@ class Fleet:
             identity=activities.identity,
             # Handed back at once: the step's next attempt elsewhere continues its session from the store.
             graceful_shutdown_timeout=timedelta(0),
+            # The SDK sends heartbeats at most every 0.8 x the heartbeat timeout by default (24 s of 30 s), and a
+            # cancel reaches a step only in a heartbeat's reply: send each beat, so a cancel arrives within one.
+            max_heartbeat_throttle_interval=timedelta(seconds=heartbeat_every),
+            default_heartbeat_throttle_interval=timedelta(seconds=heartbeat_every),
         )
 
     async def run_worker(self, worker: Worker) -> None:
