@@ -23,6 +23,7 @@ from temporalio.exceptions import ApplicationError
 
 from ._loader import PlanError, load_workflow
 from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
+from ._records import record_step
 from ._runner import FleetRunner
 from ._workflow import READ_PLAN, RUN_STEP
 from ._workspace import checkpoint, checkpoints_while, prepare, run_dir
@@ -120,6 +121,7 @@ class FleetActivities:
             async with heartbeating(self.heartbeat_every, details):
                 async with checkpoints_while(prepared, spec, self.checkpoint_every):
                     done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
+                await record_step(runtime.store, spec.run_id, runtime.manifest_path, runner.known)
         except asyncio.CancelledError:
             if activity.is_worker_shutdown():
                 # Handed back: a retryable failure, so another worker takes the step (and its session) now.
