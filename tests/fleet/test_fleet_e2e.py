@@ -4,6 +4,7 @@ the scripted Messages API, and `flower fleet` worker and client processes."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -115,9 +116,12 @@ def test_three_runs_on_two_single_slot_workers_complete_never_more_than_two_at_o
     assert len(workers) == 2, f"both workers took steps: {workers}"
 
 
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_worker(
-    fleet: Fleet, claude_env: ScriptedServer
+    fleet: Fleet, claude_env: ScriptedServer, how: str
 ) -> None:
+    """SIGKILL of the worker's process group is a dead machine (noticed at the heartbeat timeout); SIGTERM is a
+    worker told to stop: it stops polling and hands the running step back at once."""
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
     claude_env.script(
@@ -140,12 +144,15 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     held = wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step shows as running on a worker")
     doomed = fleet.worker_by_identity(held[0]["worker"])
     before = len(claude_env.message_requests)
-    kill_machine(doomed)
+    if how == "SIGKILL":
+        kill_machine(doomed)
+    else:
+        doomed.send_signal(signal.SIGTERM)
     killed_at = time.monotonic()
 
     wait_for(lambda: len(claude_env.message_requests) > before, heartbeat_timeout + 60, "the other worker's request")
     pickup = time.monotonic() - killed_at
-    print(f"pickup after the kill: {pickup:.1f} s (heartbeat timeout {heartbeat_timeout:.0f} s)")
+    print(f"pickup after {how}: {pickup:.1f} s (heartbeat timeout {heartbeat_timeout:.0f} s)")
     assert pickup <= heartbeat_timeout + 10, f"picked up {pickup:.1f} s after the kill"
     resumed = claude_env.message_requests[before]
     assert "FIRST-TURN" in resumed.text, "the resumed request carries the earlier turns"
@@ -164,6 +171,8 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     )
     logs = fleet.flower("fleet", "logs", run_id)
     assert "attempt 2 started on" in logs.stdout, logs.stdout
+    if how == "SIGTERM":
+        assert doomed.wait(timeout=60) == 0, "a worker told to stop exits cleanly once it has handed its step back"
 
 
 def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_says_so(
