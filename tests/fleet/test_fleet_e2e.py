@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import anyio
 import pytest
 from fleet_helpers import FLOWS_ONE_STEP, Fleet, kill_machine, status_json, wait_for
 
 from flower_fleet import step_session_id
-from harness import ScriptedServer, Text, bash, keyed, when_prompt
+from harness import ScriptedServer, Step, Text, bash, keyed, when, when_prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -209,3 +210,86 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     assert took <= 1 + 10, f"the cancel took {took:.1f} s to reach the step"
     logs = fleet.flower("fleet", "logs", run_id)
     assert "work: cancel requested" in logs.stdout and "run cancelled" in logs.stdout, logs.stdout
+
+
+def test_the_temporal_server_killed_and_restarted_mid_step_the_run_completes(
+    claude_env: ScriptedServer, pg_url: str, tmp_path: Path
+) -> None:
+    from temporal_server import TemporalServer, TemporalServerError
+
+    try:
+        server = TemporalServer.start()  # its own, not the session's: this test kills it
+    except TemporalServerError as exc:
+        pytest.skip(str(exc))
+    fleet = Fleet(tmp_path, server.address, pg_url)
+    try:
+        run_id = f"run-{uuid.uuid4().hex[:8]}"
+        fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+        claude_env.script(bash("python3 -c 'import time; time.sleep(8)'"), Text("DONE DESPITE THE RESTART"))
+        fleet.start_worker("a", "--slots", "1")
+        sent = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id)
+        assert sent.returncode == 0, sent.stderr
+        wait_for(lambda: len(claude_env.message_requests) >= 1, 120, "the step's first model request")
+        assert len(claude_env.message_requests) == 1, "the step is in its 8 s tool call: mid-step"
+
+        server.restart()  # SIGKILL, then the same port and db file: the run's history survives
+
+        done = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
+        assert done.returncode == 0, done.stdout + done.stderr + (tmp_path / "worker-a.log").read_text()
+        state = status_json(fleet, run_id)
+        assert state["status"] == "completed"
+        assert state["done"][0]["output"] == "DONE DESPITE THE RESTART"
+    finally:
+        fleet.stop()
+        server.stop()
+
+
+def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_refused(
+    fleet: Fleet, claude_env: ScriptedServer, pg_url: str
+) -> None:
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    ws = fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    resumed = when(lambda r: "This step was interrupted" in r.text, "the takeover's request")
+    claude_env.script(
+        bash("python3 -c 'import time; time.sleep(15)'"),
+        Step(Text("DONE BY THE TAKEOVER"), resumed),
+        Step(Text("LATE-FROM-THE-STALLED-WORKER"), ~resumed),
+    )
+    fleet.start_worker("a", "--slots", "1")
+    fleet.start_worker("b", "--slots", "1")
+    sent = fleet.flower(
+        "fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--heartbeat-timeout", "5"
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    wait_for(lambda: len(claude_env.message_requests) >= 1, 120, "the step's first model request")
+    held = wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step is running on a worker")
+    stalled = fleet.worker_by_identity(held[0]["worker"])
+    stalled.send_signal(signal.SIGSTOP)  # alive, its Claude Code still working, but no heartbeat, no renewal
+    try:
+        done = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
+        assert done.returncode == 0, done.stdout + done.stderr
+    finally:
+        stalled.send_signal(signal.SIGCONT)
+    # The stalled worker wakes up with its harness's late turn to append; wait until it has tried and stopped.
+    wait_for(lambda: len(claude_env.message_requests) >= 3, 60, "the stalled worker's late request")
+    manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
+    wait_for(
+        lambda: any("taken over" in (r.get("error") or "") for r in json.loads(manifest.read_text())),
+        60,
+        "the stalled worker records its step as taken over",
+    )
+    state = status_json(fleet, run_id)
+    [step] = state["done"]
+    assert step["output"] == "DONE BY THE TAKEOVER" and step["attempt"] >= 2
+    from claude_agent_sdk import project_key_for_directory
+
+    from flower_stores import store_from_url
+
+    store = store_from_url(pg_url)
+    try:
+        key = {"project_key": project_key_for_directory(str(ws)), "session_id": step["session_id"]}
+        entries = json.dumps(anyio.run(store.load, key))
+    finally:
+        store.close()
+    assert "DONE BY THE TAKEOVER" in entries
+    assert "LATE-FROM-THE-STALLED-WORKER" not in entries, "the superseded attempt appended after the takeover"
