@@ -270,8 +270,8 @@ def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_
         assert done.returncode == 0, done.stdout + done.stderr
     finally:
         stalled.send_signal(signal.SIGCONT)
-    # The stalled worker wakes up with its harness's late turn to append; wait until it has tried and stopped.
-    wait_for(lambda: len(claude_env.message_requests) >= 3, 60, "the stalled worker's late request")
+    # The stalled worker wakes up still driving its step: its lease renewal finds the takeover and the step ends
+    # "taken over" (whatever its harness produced meanwhile reaches the store only through the fenced view).
     manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
     wait_for(
         lambda: any("taken over" in (r.get("error") or "") for r in json.loads(manifest.read_text())),
