@@ -91,7 +91,7 @@ class Model:
             sid = options.resume
         else:
             sid = options.session_id or _uuid()
-        store = options.session_store
+        store = getattr(options.session_store, "target", options.session_store)  # under the mirror watch
         fenced = store.lease.session_id if isinstance(store, FencedSessionStore) else None
         launch = Launch(prompt, options, sid, fenced)
         self.launches.append(launch)

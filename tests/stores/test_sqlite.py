@@ -39,11 +39,10 @@ async def test_schema_is_the_seeds(db: Path) -> None:
     with SqliteSessionStore(db):
         pass
     tables = dict(_rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"))
-    # The seed's three tables and index, and the session lease's table (one driver per session).
-    assert set(tables) == {"entries", "meta", "summaries", "entries_uid", "leases"}
-    columns = {
-        t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in ("entries", "meta", "summaries", "leases")
-    }
+    # The seed's three tables and index, the session lease's table (one driver per session) and the run records'.
+    assert set(tables) == {"entries", "meta", "summaries", "entries_uid", "leases", "runs", "run_rows", "run_lineage"}
+    names = ("entries", "meta", "summaries", "leases", "runs", "run_rows", "run_lineage")
+    columns = {t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in names}
     assert columns == {
         "entries": ["store_key", "seq", "uid", "payload"],
         "meta": ["store_key", "mtime", "next_seq"],
@@ -60,6 +59,9 @@ async def test_schema_is_the_seeds(db: Path) -> None:
             "expires_at",
             "released",
         ],
+        "runs": ["run_id", "created_at", "updated_at"],
+        "run_rows": ["run_id", "step", "started_at", "row_json"],
+        "run_lineage": ["run_id", "step", "session_id"],
     }
     assert "UNIQUE INDEX" in tables["entries_uid"] and "WHERE uid IS NOT NULL" in tables["entries_uid"]
     assert _rows(db, "PRAGMA journal_mode") == [("wal",)]

@@ -12,6 +12,10 @@ own store.
 `session_index` gives it for a bare store. The session lease (`Lease`, ``store.acquire_lease(…)``,
 `FencedSessionStore`, `hold_lease`) makes one process the driver of a session and fences out a superseded one's
 appends; `take_lease` also takes over at once a lease whose holder is a dead process of this machine.
+`import_transcript` fills a store's gaps from a session's local JSONL (what the harness wrote that the store
+lacks), idempotent by uuid.
+`RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
+and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
 """
 
 from ._abandoned import is_abandoned, take_lease
@@ -21,6 +25,7 @@ from ._ephemeral import is_ephemeral, is_ephemeral_call
 from ._expire import expire
 from ._fenced import FencedSessionStore
 from ._hold import hold_lease
+from ._import import ImportReport, import_entries, import_transcript, transcript_files
 from ._index import QueryNotSupported, SessionIndex, session_index
 from ._layers import PruningSessionStore, TrimmingSessionStore
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, LeaseOwner, SessionLeases
@@ -31,6 +36,7 @@ from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
 from ._rewrite import rewrite
 from ._rewritten import Rewritten
+from ._runs import RunRecords
 from ._sqlite import SqliteSessionStore
 from ._trim import spill_path, trim
 from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
@@ -43,6 +49,7 @@ __all__ = [
     "USER_FEEDBACK",
     "EphemeralPolicy",
     "FencedSessionStore",
+    "ImportReport",
     "Lease",
     "LeaseError",
     "LeaseHeld",
@@ -54,6 +61,7 @@ __all__ = [
     "PruningSessionStore",
     "QueryNotSupported",
     "Rewritten",
+    "RunRecords",
     "SessionIndex",
     "SessionLeases",
     "SqliteSessionStore",
@@ -68,6 +76,8 @@ __all__ = [
     "heal_orphans",
     "hold_lease",
     "is_abandoned",
+    "import_entries",
+    "import_transcript",
     "is_api_error",
     "is_ephemeral",
     "is_ephemeral_call",
@@ -81,6 +91,7 @@ __all__ = [
     "spill_path",
     "store_from_url",
     "take_lease",
+    "transcript_files",
     "trim",
     "trim_report",
 ]

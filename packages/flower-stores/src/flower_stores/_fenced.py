@@ -65,7 +65,8 @@ class FencedSessionStore:
         def fenced(self, lease: Lease) -> FencedSessionStore: ...
 
     def __new__(cls, store: SessionLeases, lease: Lease) -> FencedSessionStore:
-        return super().__new__(variant(cls, capabilities(store, index=True)))  # type: ignore[arg-type]
+        # Not the run records: the lease fences a session's transcript, and the view does not claim to fence more.
+        return super().__new__(variant(cls, capabilities(store, index=True) - {"runs"}))  # type: ignore[arg-type]
 
     def __init__(self, store: SessionLeases, lease: Lease) -> None:
         if not isinstance(store, SessionLeases):

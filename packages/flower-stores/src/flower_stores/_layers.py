@@ -7,7 +7,8 @@ Postgres, your Redis adapter). ``append`` and every optional method go straight 
 returns is rewritten, and the stored copy is never modified.
 
 The SDK probes a store for its optional methods, so a layer has exactly the optional methods of its backend
-(see `_passthrough`), and the lease methods when the backend grants leases. The `SessionIndex` questions
+(see `_passthrough`), the lease methods when the backend grants leases, and the `RunRecords` methods when
+it keeps run records. The `SessionIndex` questions
 (``has_session``, ``has_entry``, ``last_context``, ``counts``, ``where``) are always there: delegated to a
 backend that answers them, computed from its SDK protocol otherwise (see `_index`).
 """
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PruningSessionStore", "TrimmingSessionStore"]
 
-_ALL = frozenset((*OPTIONAL_METHODS, "projects", "leases"))  # what our own stores offer
+_ALL = frozenset((*OPTIONAL_METHODS, "projects", "leases", "runs"))  # what our own stores offer
 
 
 def _capabilities(path_or_store: Any) -> frozenset[str]:

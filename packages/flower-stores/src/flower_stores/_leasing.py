@@ -8,16 +8,18 @@ else — the rules, validation, the async surface in worker threads — is here,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 from claude_agent_sdk import SessionKey, SessionStoreEntry
 
+from ._common import StoreError
 from ._lease import (
     DEFAULT_LEASE_TTL,
     Decision,
     Lease,
+    LeaseError,
     LeaseOwner,
     LeaseRow,
     acquire_decision,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["LeaseMethods"]
 
+T = TypeVar("T")
+
 
 class LeaseMethods:
     """`SessionLeases` for a backend that supplies ``_lease_write``, ``_lease_read`` and a fenced ``_append_sync``."""
@@ -45,6 +49,17 @@ class LeaseMethods:
 
     def _append_sync(self, key: SessionKey, entries: Sequence[SessionStoreEntry], lease: Lease | None) -> None:
         raise NotImplementedError
+
+    async def _in_thread(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` in a worker thread; a driver's own error (a full disk, a dropped connection) becomes a
+        `StoreError` that says so, so callers that keep a lease renewed can tell "cannot answer now" from
+        `LeaseLost`."""
+        try:
+            return await anyio.to_thread.run_sync(call, *args)
+        except (LeaseError, StoreError):
+            raise
+        except Exception as exc:
+            raise StoreError(f"the session store could not read or write the lease: {exc}") from exc
 
     async def acquire_lease(
         self,
@@ -63,7 +78,7 @@ class LeaseMethods:
         """
         check_owner(owner, epoch)
         decide = acquire_decision(project_key, session_id, owner, epoch, ttl_ms(ttl))
-        row = await anyio.to_thread.run_sync(self._lease_write, project_key, session_id, decide)
+        row = await self._in_thread(self._lease_write, project_key, session_id, decide)
         assert row is not None  # an acquire either writes its row or raises
         return row.lease(project_key, session_id)
 
@@ -71,7 +86,7 @@ class LeaseMethods:
         """Extend ``lease`` by ``ttl`` seconds from now (default: its own ttl); `LeaseLost` if it is no longer
         the session's (taken over, or released)."""
         decide = renew_decision(lease, ttl_ms(lease.ttl if ttl is None else ttl))
-        row = await anyio.to_thread.run_sync(self._lease_write, lease.project_key, lease.session_id, decide)
+        row = await self._in_thread(self._lease_write, lease.project_key, lease.session_id, decide)
         assert row is not None  # a renewal either writes its row or raises
         return row.lease(lease.project_key, lease.session_id)
 
@@ -81,14 +96,12 @@ class LeaseMethods:
 
         It ends exactly the lease given (its epoch, checked in the write transaction), whoever calls it:
         `take_lease` ends an abandoned holder's lease this way, with the `Lease` that `LeaseHeld` carried."""
-        row = await anyio.to_thread.run_sync(
-            self._lease_write, lease.project_key, lease.session_id, release_decision(lease)
-        )
+        row = await self._in_thread(self._lease_write, lease.project_key, lease.session_id, release_decision(lease))
         return row is not None
 
     async def read_lease(self, project_key: str, session_id: str) -> Lease | None:
         """Who drives the session now: its live lease, or None (never leased, released or expired)."""
-        row, now = await anyio.to_thread.run_sync(self._lease_read, project_key, session_id)
+        row, now = await self._in_thread(self._lease_read, project_key, session_id)
         return row.lease(project_key, session_id) if row is not None and row.live(now) else None
 
     async def append_fenced(self, key: SessionKey, entries: list[SessionStoreEntry], *, lease: Lease) -> None:

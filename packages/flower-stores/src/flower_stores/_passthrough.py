@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._index import implements
 from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseOwner
+from ._runs import RUNS
 
 if TYPE_CHECKING:
     from claude_agent_sdk import (
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
     from ._fenced import FencedSessionStore
 
-__all__ = ["INDEX", "LEASES", "OPTIONAL_METHODS", "capabilities", "variant"]
+__all__ = ["INDEX", "LEASES", "OPTIONAL_METHODS", "RUNS", "capabilities", "variant"]
 
 OPTIONAL_METHODS = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
 INDEX = ("where", "has_session", "has_entry", "last_context", "counts")
@@ -125,6 +126,27 @@ class _Leases:
         return FencedSessionStore(self, lease)
 
 
+class _Runs:
+    """The `RunRecords` methods, straight to the backend (run records are not transcripts: no layer rewrites them)."""
+
+    backend: Any
+
+    async def put_run_rows(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        await self.backend.put_run_rows(run_id, rows)
+
+    def run_rows(self, run_id: str) -> list[dict[str, Any]]:
+        return self.backend.run_rows(run_id)  # type: ignore[no-any-return]
+
+    async def put_lineage(self, run_id: str, step: str, session_id: str) -> None:
+        await self.backend.put_lineage(run_id, step, session_id)
+
+    def lineage(self, run_id: str) -> dict[str, str]:
+        return self.backend.lineage(run_id)  # type: ignore[no-any-return]
+
+    def run_ids(self) -> list[str]:
+        return self.backend.run_ids()  # type: ignore[no-any-return]
+
+
 _MIXINS: dict[str, type] = {
     "list_sessions": _ListSessions,
     "list_session_summaries": _ListSessionSummaries,
@@ -133,17 +155,20 @@ _MIXINS: dict[str, type] = {
     "projects": _Projects,
     "index": _Index,
     "leases": _Leases,
+    "runs": _Runs,
 }
 
 
 def capabilities(store: Any, *, index: bool = False) -> frozenset[str]:
     """What ``store`` offers a wrapper to pass through: its SDK optional methods, ``projects``, ``leases`` when it
-    has every lease method, and (``index=True``) ``index`` when it answers every `SessionIndex` question."""
+    has every lease method, ``runs`` when it has every `RunRecords` method, and (``index=True``) ``index`` when it answers every `SessionIndex` question."""
     found = {m for m in OPTIONAL_METHODS if implements(store, m)}
     if callable(getattr(store, "projects", None)):
         found.add("projects")
     if all(callable(getattr(store, m, None)) for m in LEASES):
         found.add("leases")
+    if all(callable(getattr(store, m, None)) for m in RUNS):
+        found.add("runs")
     if (
         index
         and isinstance(getattr(store, "where", None), str)

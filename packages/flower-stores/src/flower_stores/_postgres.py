@@ -54,6 +54,7 @@ from claude_agent_sdk import (
 from ._common import StoreError, context_tokens, dumps, fold_summary, prefix_range, store_key
 from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
+from ._runs import EncodedRow, RunRecordMethods
 
 if TYPE_CHECKING:
     import psycopg
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTRA_HINT", "SCHEMA_VERSION", "PostgresSessionStore", "describe_conninfo"]
 
 EXTRA_HINT = "pip install 'flower-stores[postgres]'"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 # Namespace of the advisory locks (the first key of the two-int form): "flwr" in ASCII.
 _LOCK_SPACE = 0x666C7772
@@ -121,6 +122,28 @@ def _schema_steps(s: str) -> dict[int, list[str]]:
                 expires_at  bigint NOT NULL,
                 released    boolean NOT NULL DEFAULT false,
                 PRIMARY KEY (project_key, session_id))""",
+        ],
+        # Run records (`RunRecords`): a run's manifest rows and lineage, so any machine reads them. Times are
+        # epoch ms on the server's clock; ``arrival`` orders what shares a time
+        # (two runs created in one millisecond, a run's rows with one start time) by arrival.
+        3: [
+            f"""CREATE TABLE IF NOT EXISTS {s}.runs (
+                run_id     text COLLATE "C" PRIMARY KEY,
+                arrival    bigint GENERATED ALWAYS AS IDENTITY,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL)""",
+            f"""CREATE TABLE IF NOT EXISTS {s}.run_rows (
+                run_id     text COLLATE "C" NOT NULL,
+                step       text COLLATE "C" NOT NULL,
+                started_at double precision NOT NULL,
+                arrival    bigint GENERATED ALWAYS AS IDENTITY,
+                row_json   text NOT NULL,
+                PRIMARY KEY (run_id, step, started_at))""",
+            f"""CREATE TABLE IF NOT EXISTS {s}.run_lineage (
+                run_id     text COLLATE "C" NOT NULL,
+                step       text COLLATE "C" NOT NULL,
+                session_id text NOT NULL,
+                PRIMARY KEY (run_id, step))""",
         ],
     }
 
@@ -200,7 +223,7 @@ def _first_line(exc: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
-class PostgresSessionStore(LeaseMethods):
+class PostgresSessionStore(LeaseMethods, RunRecordMethods):
     """A `claude_agent_sdk.SessionStore` on PostgreSQL (``pip install 'flower-stores[postgres]'``).
 
     ``PostgresSessionStore(url, schema="flower", max_size=4)``: ``url`` is a libpq connection string
@@ -210,8 +233,8 @@ class PostgresSessionStore(LeaseMethods):
     away, with a one-line message that says what to fix.
 
     Implements the whole protocol, the `SessionIndex` questions (``has_session()``, ``has_entry()``,
-    ``last_context()``, ``counts()``, ``where``) plus ``projects()``, and the session lease (`SessionLeases`).
-    Close it with ``close()`` or a ``with`` block.
+    ``last_context()``, ``counts()``, ``where``) plus ``projects()``, the session lease (`SessionLeases`) and
+    runs' manifest rows and lineage (`RunRecords`). Close it with ``close()`` or a ``with`` block.
 
     ``read_only=True`` opens an existing store for inspection (``flower sessions``): no schema is created or
     migrated (a URL or schema with no store is a `StoreError`), every connection is read-only on the server
@@ -623,6 +646,48 @@ class PostgresSessionStore(LeaseMethods):
             row = self._run(lambda conn: conn.execute(f"SELECT {_NOW_MS}, NULL").fetchone())
         return _lease_and_now(row)
 
+    # --- run records (the rules are in _runs; these are its primitives) ------------------------------------
+
+    def _runs_put_rows(self, run_id: str, rows: list[EncodedRow]) -> None:
+        self._check_writable()
+        sql = self._sql
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute(sql.touch_run, (run_id,))
+                with conn.cursor() as cur:
+                    cur.executemany(sql.put_run_row, [(run_id, step, started, text) for step, started, text in rows])
+
+        self._run(work)
+
+    def _runs_put_lineage(self, run_id: str, step: str, session_id: str) -> None:
+        self._check_writable()
+        sql = self._sql
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.pipeline(), conn.transaction():
+                conn.execute(sql.touch_run, (run_id,))
+                conn.execute(sql.put_lineage, (run_id, step, session_id))
+
+        self._run(work)
+
+    def _runs_read(self, query: str, params: tuple[str, ...]) -> list[Any]:
+        try:
+            return self._run(lambda conn: conn.execute(query, params).fetchall())
+        except self._psycopg.errors.UndefinedTable:
+            if not self.read_only:
+                raise
+            return []  # a schema from before run records, opened read-only (so not migrated): no run recorded
+
+    def _runs_rows(self, run_id: str) -> list[str]:
+        return [r[0] for r in self._runs_read(self._sql.run_rows, (run_id,))]
+
+    def _runs_lineage(self, run_id: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._runs_read(self._sql.run_lineage, (run_id,))]
+
+    def _runs_ids(self) -> list[str]:
+        return [r[0] for r in self._runs_read(self._sql.run_ids, ())]
+
 
 _NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 _LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at, released"
@@ -713,3 +778,19 @@ class _Statements:
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_key, session_id) DO UPDATE SET "
             + ", ".join(f"{c} = excluded.{c}" for c in _LEASE_COLUMNS.split(", "))
         )
+        # Run records: every write stamps the run (created once, updated always) in the same transaction.
+        self.touch_run = (
+            f"INSERT INTO {s}.runs AS r (run_id, created_at, updated_at) VALUES (%s, {_NOW_MS}, {_NOW_MS}) "
+            "ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at"
+        )
+        self.put_run_row = (
+            f"INSERT INTO {s}.run_rows (run_id, step, started_at, row_json) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (run_id, step, started_at) DO UPDATE SET row_json = excluded.row_json"
+        )
+        self.run_rows = f"SELECT row_json FROM {s}.run_rows WHERE run_id = %s ORDER BY started_at, arrival"
+        self.put_lineage = (
+            f"INSERT INTO {s}.run_lineage (run_id, step, session_id) VALUES (%s, %s, %s) "
+            "ON CONFLICT (run_id, step) DO UPDATE SET session_id = excluded.session_id"
+        )
+        self.run_lineage = f"SELECT step, session_id FROM {s}.run_lineage WHERE run_id = %s ORDER BY step"
+        self.run_ids = f"SELECT run_id FROM {s}.runs ORDER BY created_at DESC, arrival DESC"

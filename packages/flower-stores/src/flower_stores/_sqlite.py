@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import anyio.to_thread
 from claude_agent_sdk import (
@@ -41,6 +42,7 @@ from ._common import dumps as _dumps
 from ._common import prefix_range as _prefix_range
 from ._lease import Decision, Lease, LeaseRow, fence_error
 from ._leasing import LeaseMethods
+from ._runs import EncodedRow, RunRecordMethods
 
 __all__ = ["SqliteSessionStore", "StoreError"]
 
@@ -79,9 +81,27 @@ CREATE TABLE IF NOT EXISTS leases (
     released    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (project_key, session_id)
 );
+CREATE TABLE IF NOT EXISTS runs (
+    run_id     TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_rows (
+    run_id     TEXT NOT NULL,
+    step       TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    row_json   TEXT NOT NULL,
+    PRIMARY KEY (run_id, step, started_at)
+);
+CREATE TABLE IF NOT EXISTS run_lineage (
+    run_id     TEXT NOT NULL,
+    step       TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    PRIMARY KEY (run_id, step)
+);
 """
 # (Every statement is IF NOT EXISTS and runs on each writable open: a sessions.db from an older release — or
-# the original's — gains the tables added since, e.g. `leases`, the first time a writer opens it.)
+# the original's — gains the tables added since, e.g. `leases` or the run records' `runs`, `run_rows`, `run_lineage`, the first time a writer opens it.)
 
 _LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at, released"
 
@@ -106,7 +126,7 @@ def _uid_key(uid: str) -> str | bytes:
     return uid
 
 
-class SqliteSessionStore(LeaseMethods):
+class SqliteSessionStore(LeaseMethods, RunRecordMethods):
     """A `claude_agent_sdk.SessionStore` on one SQLite file (the seed's ``sessions.db`` schema).
 
     Implements the whole protocol (``append``, ``load``, ``list_sessions``, ``list_session_summaries``,
@@ -537,6 +557,54 @@ class SqliteSessionStore(LeaseMethods):
             return None
         epoch, host, pid, run_id, acquired, renewed, expires, released = row
         return LeaseRow(epoch, host, pid, run_id, acquired, renewed, expires, bool(released))
+
+    # --- run records (the rules are in _runs; these are its primitives) ------------------------------------
+
+    def _touch_run(self, db: sqlite3.Connection, run_id: str) -> None:
+        now = _now_ms()
+        db.execute(
+            "INSERT INTO runs (run_id, created_at, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(run_id) DO UPDATE SET updated_at = excluded.updated_at",
+            (run_id, now, now),
+        )
+
+    def _runs_put_rows(self, run_id: str, rows: list[EncodedRow]) -> None:
+        with self._transaction() as db:
+            self._touch_run(db, run_id)
+            # An upsert keeps the row's rowid, so the row keeps its place among rows that share a start time.
+            db.executemany(
+                "INSERT INTO run_rows (run_id, step, started_at, row_json) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(run_id, step, started_at) DO UPDATE SET row_json = excluded.row_json",
+                [(run_id, step, started, text) for step, started, text in rows],
+            )
+
+    def _runs_put_lineage(self, run_id: str, step: str, session_id: str) -> None:
+        with self._transaction() as db:
+            self._touch_run(db, run_id)
+            db.execute(
+                "INSERT INTO run_lineage (run_id, step, session_id) VALUES (?, ?, ?) "
+                "ON CONFLICT(run_id, step) DO UPDATE SET session_id = excluded.session_id",
+                (run_id, step, session_id),
+            )
+
+    def _runs_read(self, query: str, params: tuple[str, ...]) -> list[Any]:
+        try:
+            return self._connection().execute(query, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if self.read_only and "no such table" in str(exc):
+                return []  # a file from before run records, opened read-only: no run recorded here
+            raise
+
+    def _runs_rows(self, run_id: str) -> list[str]:
+        rows = self._runs_read("SELECT row_json FROM run_rows WHERE run_id = ? ORDER BY started_at, rowid", (run_id,))
+        return [r[0] for r in rows]
+
+    def _runs_lineage(self, run_id: str) -> list[tuple[str, str]]:
+        rows = self._runs_read("SELECT step, session_id FROM run_lineage WHERE run_id = ? ORDER BY step", (run_id,))
+        return [(r[0], r[1]) for r in rows]
+
+    def _runs_ids(self) -> list[str]:
+        return [r[0] for r in self._runs_read("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC", ())]
 
 
 def _now_ms() -> int:

@@ -1,6 +1,6 @@
-"""``flower analyze``: read a run dir (sessions.db + manifest.json, read-only) and report where the context
-went, what the cache saved, how much work the workers did instead of the main thread, what was kept out of
-the context, and what each step cost — as a terminal table, JSON, or one self-contained HTML page."""
+"""``flower analyze``: read a run dir (sessions.db + manifest.json) or a store's records of one run (``--store URL
+--run ID``), read-only, and report where the context went, what the cache saved, how much work the workers did
+instead of the main thread, what was kept out of the context, and what each step cost — as a terminal table, JSON, or one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TextIO
 from ._model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn, WorkSplit
 from ._page import render_html
 from ._report import build_report
-from ._source import AnalyzeError, read_run, resolve_run_dir
+from ._source import AnalyzeError, read_run, read_store_run, resolve_run_dir
 from ._table import render_table, table_width
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Turn",
     "WorkSplit",
     "analyze_run",
+    "analyze_store_run",
     "render_html",
     "render_table",
     "table_width",
@@ -39,6 +40,17 @@ def analyze_run(path: Path, workspace: Path | None = None) -> RunReport:
     """
     run_dir = resolve_run_dir(path)
     return build_report(read_run(run_dir), workspace or run_dir.parent)
+
+
+def analyze_store_run(url: str, run_id: str, workspace: Path) -> RunReport:
+    """The report of run ``run_id`` from the run records of the store at ``url`` (``flower analyze --store URL
+    --run ID``): its rows and lineage, and the sessions they name, read from that store opened read-only.
+
+    ``workspace`` only sets where the would-be trim pointers of the "on resume" numbers point. Raises
+    `AnalyzeError`: exit 2 for a malformed URL or a run the store does not know, 3 for a store that cannot be
+    opened, 1 for one that cannot be read.
+    """
+    return build_report(read_store_run(url, run_id), workspace)
 
 
 def write_json(report: RunReport, stream: TextIO) -> None:

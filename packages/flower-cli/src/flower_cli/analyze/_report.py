@@ -213,20 +213,21 @@ def build_report(data: RunData, workspace: Path) -> RunReport:
     for session in sessions:
         session.in_manifest = session.session_id in known
     missing = sorted(known - set(by_id))
+    source, db, manifest = data.title or str(data.run_dir), data.db_name, data.rows_name
     if not data.has_db:
-        notes.append(f"no sessions.db in {data.run_dir}: step numbers come from manifest.json alone")
+        notes.append(f"no {db} in {source}: step numbers come from {manifest} alone")
     elif missing:
         notes.append(
-            f"{len(missing)} session(s) named in manifest.json are not in sessions.db: {', '.join(m[:8] for m in missing)}"
+            f"{len(missing)} session(s) named in {manifest} are not in {db}: {', '.join(m[:8] for m in missing)}"
         )
     if not data.has_manifest:
-        notes.append(f"no manifest.json in {data.run_dir}: sessions without steps, costs or retries")
+        notes.append(f"no {manifest} in {source}: sessions without steps, costs or retries")
     unlisted = [s.session_id[:8] for s in sessions if not s.in_manifest]
     if unlisted and data.has_manifest:
         notes.append(
-            f"{len(unlisted)} session(s) in sessions.db are in no manifest row (a library run, or another workspace's)"
+            f"{len(unlisted)} session(s) in {db} are in no {data.row_name} (a library run, or another workspace's)"
         )
 
     # Oldest first: the order the run went through them.
     sessions.sort(key=lambda s: (s.started is None, s.started or 0.0))
-    return RunReport(run_dir=str(data.run_dir), steps=steps, sessions=sessions, notes=notes)
+    return RunReport(run_dir=source, steps=steps, sessions=sessions, notes=notes)

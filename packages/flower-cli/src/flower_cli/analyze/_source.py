@@ -1,5 +1,11 @@
-"""Reading a run dir for analysis — read-only: sessions.db is opened so that it cannot be written, and
-manifest.json is only read (a corrupt one is reported, never moved aside as a writer would)."""
+"""Reading a run for analysis, read-only, from one of two sources.
+
+- A run dir: sessions.db is opened so that it cannot be written, and manifest.json is only read (a corrupt one
+  is reported, never moved aside as a writer would).
+- A store's run records (``flower analyze --store URL --run ID``): the run's rows and lineage as the store keeps
+  them (`flower_stores.RunRecords`, a fleet run's), and the sessions they name, read from the same store opened
+  read-only (nothing is created or migrated there).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from .._shared.files import read_json
 if TYPE_CHECKING:
     from flower_stores import SqliteSessionStore
 
-__all__ = ["AnalyzeError", "RunData", "Transcript", "read_run", "resolve_run_dir"]
+__all__ = ["AnalyzeError", "RunData", "Transcript", "read_run", "read_store_run", "resolve_run_dir"]
 
 Entry = dict[str, Any]
 
@@ -22,6 +28,8 @@ Entry = dict[str, Any]
 # a run flower cannot report on (1) — the reason is printed either way.
 MISSING = 2
 UNREADABLE = 1
+# A store that cannot be reached or opened (no server, a wrong password, no driver): configuration to fix.
+UNUSABLE = 3
 
 
 class AnalyzeError(Exception):
@@ -58,6 +66,11 @@ class RunData:
     transcripts: Iterable[Transcript]
     has_db: bool
     has_manifest: bool
+    # How the report names its source and the two halves of it (a store's run records read differently).
+    title: str | None = None
+    db_name: str = "sessions.db"
+    rows_name: str = "manifest.json"
+    row_name: str = "manifest row"
 
 
 def resolve_run_dir(path: Path) -> Path:
@@ -156,3 +169,91 @@ def read_run(run_dir: Path) -> RunData:
     rows = _read_manifest(manifest) if manifest.is_file() else []
     transcripts: Iterable[Transcript] = _transcripts(db) if db.is_file() else ()
     return RunData(run_dir, rows, transcripts, db.is_file(), manifest.is_file())
+
+
+def _named_sessions(rows: list[dict[str, Any]], lineage: dict[str, str]) -> set[str]:
+    """Every session a run's records name: each row's live and retired sessions and its attempts', the lineage's."""
+    out = {sid for sid in lineage.values() if sid}
+    for row in rows:
+        named = [row.get("session_id"), *(row.get("retired") or [])]
+        named += [a.get("session_id") for a in row.get("attempt_log") or [] if isinstance(a, dict)]
+        out.update(sid for sid in named if isinstance(sid, str) and sid)
+    return out
+
+
+def _store_transcripts(store: Any, where: str, wanted: set[str]) -> Iterator[Transcript]:
+    """The sessions of ``wanted`` found in ``store`` (in any project), one at a time; closes the store at the end."""
+    import anyio
+
+    from flower_stores import StoreError
+
+    def failed(exc: Exception) -> AnalyzeError:
+        return AnalyzeError(UNREADABLE, f"cannot read {where}: {exc}; analyze opened it read-only and changed nothing")
+
+    async def keys() -> list[tuple[str, str, list[str]]]:
+        out: list[tuple[str, str, list[str]]] = []
+        for project in store.projects():
+            for listed in await store.list_sessions(project):
+                sid = listed["session_id"]
+                if sid in wanted:
+                    out.append((project, sid, await store.list_subkeys({"project_key": project, "session_id": sid})))
+        return out
+
+    def entries(key: Any) -> list[Entry]:
+        try:
+            return list(store.load_sync(key) or ())
+        except (StoreError, ValueError) as exc:
+            raise failed(exc) from exc
+
+    def workers(key: dict[str, str], subs: list[str]) -> Iterator[tuple[str, list[Entry]]]:
+        for sub in subs:
+            loaded = entries({**key, "subpath": sub})
+            if loaded:
+                yield sub, loaded
+
+    with store:
+        try:
+            found = anyio.run(keys) if wanted else []
+        except (StoreError, ValueError) as exc:
+            raise failed(exc) from exc
+        for project, sid, subs in found:
+            key = {"project_key": project, "session_id": sid}
+            yield Transcript(project, sid, entries(key), workers(key, subs))
+
+
+def read_store_run(url: str, run_id: str) -> RunData:
+    """A run's records and sessions from the store at ``url`` (read-only), or an `AnalyzeError`: a malformed URL
+    or a run the store does not know is exit 2, a store that cannot be opened exit 3, one that fails to read 1."""
+    from flower_stores import StoreError, StoreUrlError, describe_store_url, store_from_url
+
+    try:
+        store = store_from_url(url, read_only=True)
+    except StoreUrlError as exc:
+        raise AnalyzeError(MISSING, f"{exc} (--store / FLOWER_STORE_URL)") from exc
+    except StoreError as exc:
+        raise AnalyzeError(UNUSABLE, str(exc)) from exc
+    where = describe_store_url(url)
+    try:
+        rows, lineage, known = store.run_rows(run_id), store.lineage(run_id), store.run_ids()
+    except ValueError as exc:  # a run id the store refuses to look up (empty)
+        store.close()
+        raise AnalyzeError(MISSING, f"--run {run_id!r}: {exc}") from exc
+    except StoreError as exc:
+        store.close()
+        raise AnalyzeError(UNREADABLE, f"cannot read the run records of {where}: {exc}") from exc
+    if run_id not in known:
+        store.close()
+        listed = ", ".join(known[:5]) + (f" (and {len(known) - 5} more)" if len(known) > 5 else "")
+        hint = f"runs there, newest first: {listed}" if known else "no run has recorded its steps there"
+        raise AnalyzeError(MISSING, f"no run {run_id!r} in the store at {where}; {hint}")
+    return RunData(
+        run_dir=Path(run_id),
+        rows=rows,
+        transcripts=_store_transcripts(store, where, _named_sessions(rows, lineage)),
+        has_db=True,
+        has_manifest=bool(rows),
+        title=f"{where} · run {run_id}",
+        db_name="the store",
+        rows_name="the run's records",
+        row_name="step row (only in the run's lineage)",
+    )

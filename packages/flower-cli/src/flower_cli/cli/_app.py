@@ -350,7 +350,13 @@ def doctor(
     run_doctor(ctx.obj, probe=not no_probe)
 
 
-@app.command(cls=FlowerCommand, epilog=epilog("flower analyze --html run.html   # and open run.html in a browser"))
+@app.command(
+    cls=FlowerCommand,
+    epilog=epilog(
+        "flower analyze --html run.html   # and open run.html in a browser",
+        "flower analyze --store postgresql://flower@db/flower --run nightly-42   # a fleet run, from any machine",
+    ),
+)
 def analyze(
     ctx: typer.Context,
     run_dir: Annotated[
@@ -370,11 +376,19 @@ def analyze(
     wide: Annotated[
         bool, typer.Option("--wide", help="Every column, one line per row (the default fits 100 columns).")
     ] = False,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            metavar="ID",
+            help="Read run ID's records (steps, lineage) and sessions from the --store instead of a run dir.",
+        ),
+    ] = None,
 ) -> None:
     """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
     from .commands.analyze import run_analyze
 
-    run_analyze(ctx.obj, run_dir, html, wide=wide)
+    run_analyze(ctx.obj, run_dir, html, wide=wide, run=run)
 
 
 @app.command("version", cls=FlowerCommand, epilog=epilog("flower --version", global_options=False))
@@ -406,6 +420,33 @@ def sessions_show(
     from .commands.sessions import show_session
 
     show_session(ctx.obj, session_id)
+
+
+@sessions_app.command(
+    "import",
+    cls=FlowerCommand,
+    epilog=epilog("flower sessions import 1a2b3c4d-… --from ~/.claude/projects/<key>/1a2b3c4d-….jsonl"),
+)
+def sessions_import(
+    ctx: typer.Context,
+    session_id: Annotated[
+        str,
+        typer.Argument(help="The full id of the session whose transcript the store lacks.", metavar="SESSION_ID"),
+    ],
+    source: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="The session's local transcript (<session id>.jsonl) [default: the harness's copy under "
+            "~/.claude/projects, else <run dir>/unstored].",
+            metavar="PATH",
+        ),
+    ] = None,
+) -> None:
+    """Add to the store what the session's local transcript holds and the store lacks (idempotent)."""
+    from .commands.sessions import import_session
+
+    import_session(ctx.obj, session_id, source)
 
 
 def main(argv: list[str] | None = None) -> int:

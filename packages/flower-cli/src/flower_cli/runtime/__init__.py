@@ -31,11 +31,13 @@ __all__ = [
     "SessionBusy",
     "StepResult",
     "Terminated",
+    "UNSTORED",
     "Workers",
     "build_options",
     "delegate_guard",
     "describe_os_error",
     "explain",
+    "harness_projects_dir",
     "is_overflow",
     "isolate_guard",
     "isolation_problem",
@@ -68,11 +70,13 @@ _HOMES = {
     "SessionBusy": "_session_lease",
     "StepResult": "_result",
     "Terminated": "_runtime",
+    "UNSTORED": "_mirror",
     "Workers": "_events",
     "build_options": "_options",
     "delegate_guard": "_guards",
     "describe_os_error": "_failures",
     "explain": "_failures",
+    "harness_projects_dir": "_mirror",
     "is_overflow": "_handoff",
     "isolate_guard": "_guards",
     "isolation_problem": "_isolation",
@@ -113,6 +117,7 @@ if TYPE_CHECKING:
     from ._isolation import IsolatedAgentDefinition, IsolationError, isolation_problem
     from ._lineage import Lineage
     from ._manifest import Manifest
+    from ._mirror import UNSTORED, harness_projects_dir
     from ._options import PLUGIN_DIR, build_options
     from ._query import QueryFunction
     from ._result import StepResult

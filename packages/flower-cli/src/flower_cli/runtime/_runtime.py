@@ -27,6 +27,7 @@ from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
 from ._handoff import Decision, HandoffLoop, HandoffPolicy, QuietRound
 from ._harness_log import HarnessLog
 from ._manifest import Manifest
+from ._mirror import MirrorWatch, quiet_sdk_mirror_log
 from ._options import build_options
 from ._result import StepResult
 from ._spec import AgentSpec, CompactPolicy
@@ -166,6 +167,7 @@ class Runtime:
         # Set when this runtime built the store's layers with its own trim policy, whose spill directory
         # follows the workbench (see use_workbench); None when the caller gave a TrimPolicy or a store object.
         self._trimming: tuple[flower_stores.PruningSessionStore, bool] | None = None
+        given = store  # what the caller named, for the line that says how to import a transcript later
         layered = isinstance(store, (flower_stores.PruningSessionStore, flower_stores.TrimmingSessionStore))
         if layered and (trim is not False or ephemeral is not True or keep_denials != 1):
             raise ValueError(
@@ -194,6 +196,9 @@ class Runtime:
         # What flower asks of a store beyond the SDK's protocol (has this session, this entry, how full is it):
         # the layers answer it over any backend, computing from ``load`` what a bare store cannot say.
         self._index: flower_stores.SessionIndex = flower_stores.session_index(store)
+        # The SDK writes through this watch: no step is recorded while the store lacks what the harness wrote.
+        self._mirror = _watch(store, given, self.run_dir, self.resilience.max_offline_wait)
+        quiet_sdk_mirror_log(self.harness_log.write)
 
         self.run_id = _new_run_id()
         self.lease = lease
@@ -268,6 +273,11 @@ class Runtime:
         from claude_agent_sdk import project_key_for_directory
 
         return project_key_for_directory(str(self.workspace))
+
+    @property
+    def store_where(self) -> str:
+        """The store as a user may see it (never a password)."""
+        return self._mirror.where
 
     def has_session(self, session_id: str) -> bool:
         return self._index.has_session(self.project_key, session_id)
@@ -385,7 +395,9 @@ class Runtime:
         return build_options(
             spec,
             cwd=self.workspace,
-            session_store=self._lease.session_store if self._lease is not None else self.store,
+            # The SDK writes through the mirror watch, and the watch through the lease's fence: a failed append
+            # is seen and kept, a superseded driver's is refused.
+            session_store=self._mirror.wrapped(self._lease.session_store if self._lease is not None else self.store),
             resume=resume,
             fork=fork,
             resume_at=resume_at,
@@ -542,6 +554,7 @@ class Runtime:
         try:
             async for message in stream:
                 self._note_session(step, message)
+                self._mirror.saw(message)
                 if self._interrupt.is_set():
                     if result.session_id:
                         await self._mirrored(result.session_id, last_main)
@@ -560,6 +573,12 @@ class Runtime:
         finally:
             await stream.aclose()
         self._absorb(result, stream.record)
+        unstored = await self._mirror.settle(
+            lambda line: step.emit(Event("retry", line, payload={"step": result.step}))
+        )
+        if unstored:  # never a success the store does not fully hold
+            result.ok, result.error = False, unstored
+            result.errors.append(unstored)
         return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
 
     def _note_session(self, step: _Step, message: Any) -> None:
@@ -766,6 +785,24 @@ class Runtime:
             self.manifest_error = exc
         else:
             self.manifest_error = None
+
+
+def _watch(store: SessionStore, given: object, run_dir: Path, offline_limit: float) -> MirrorWatch:
+    """The store's watch, named as a user may see it and reach it again with ``--store``."""
+    import flower_stores
+
+    if isinstance(given, str):
+        where, url = flower_stores.describe_store_url(given), given
+        if url.lower().startswith(("postgresql:", "postgres:")):
+            url = "'" + where + "'" if where != given else given  # never the password: the user fills it in
+    else:
+        backend = getattr(store, "backend", store)
+        path = getattr(backend, "path", None)
+        where = str(path) if path is not None else type(backend).__name__
+        url = f"sqlite://{Path(path).resolve()}" if path is not None else ""
+    return MirrorWatch(
+        store, where=where, store_url=url or None, spool=run_dir / "unstored", offline_limit=offline_limit
+    )
 
 
 def _workbench_resume_prompt(workbench: Workbench) -> str:

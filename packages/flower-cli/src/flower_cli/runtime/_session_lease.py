@@ -163,8 +163,8 @@ class StepLease:
                 await self.store.renew_lease(held.lease)
         except flower_stores.LeaseLost as exc:
             lost = exc
-        except flower_stores.StoreError:
-            pass  # the store cannot answer now: the fence guarded every append; the step's own outcome stands
+        except Exception:  # noqa: BLE001 - a store that cannot answer now (down, disk full) is not a lost lease
+            pass  # the fence guarded every append; the step's own outcome stands
         await stack.aclose()  # raises the renewal loop's LeaseLost when it noticed first
         if lost is not None:
             raise lost

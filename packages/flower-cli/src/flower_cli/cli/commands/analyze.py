@@ -1,4 +1,5 @@
-"""``flower analyze [RUN_DIR]``: the numbers of a run, read-only — a table, JSON (``--json``) or an HTML page."""
+"""``flower analyze [RUN_DIR] | --store URL --run ID``: the numbers of a run, read-only — a table, JSON (``--json``)
+or an HTML page."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
 from ..._shared.files import atomic_write_text
-from ...analyze import AnalyzeError, analyze_run, render_html, render_table, table_width, write_json
+from ...analyze import (
+    AnalyzeError,
+    RunReport,
+    analyze_run,
+    analyze_store_run,
+    render_html,
+    render_table,
+    table_width,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -16,15 +26,33 @@ if TYPE_CHECKING:
 __all__ = ["run_analyze"]
 
 
-def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False) -> None:
-
+def _report(opts: GlobalOptions, run_dir: Path | None, run: str | None) -> RunReport:
+    """The report of a run dir, or with ``--run`` of a run's records in the store (a fleet run's)."""
+    if run is not None:
+        if run_dir is not None:
+            raise Exit(
+                ExitCode.USAGE,
+                f"give either a run dir ({run_dir}) or --run {run}, not both: --run reads the run from --store",
+            )
+        if not opts.store:
+            raise Exit(
+                ExitCode.USAGE,
+                f"--run {run} reads the run's records from a store; pass --store URL (or set FLOWER_STORE_URL)",
+            )
+        return analyze_store_run(opts.store, run, opts.workspace)
     target = run_dir.expanduser().resolve() if run_dir is not None else opts.run_dir
     if opts.store:
-        # analyze reads a run dir's own files; a PostgreSQL store is not read yet, and saying so beats a report
-        # that silently describes another store.
+        # Without --run, analyze reads a run dir's own files; saying so beats a report that silently describes
+        # another store.
         sys.stderr.write(
-            f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is not used by analyze\n"
+            f"note: flower analyze reads {target / 'sessions.db'}; --store / FLOWER_STORE_URL is used with --run ID only\n"
         )
+    return analyze_run(target, opts.workspace)
+
+
+def run_analyze(
+    opts: GlobalOptions, run_dir: Path | None, html: Path | None, *, wide: bool = False, run: str | None = None
+) -> None:
     if html is not None:
         html = html.expanduser().resolve()
         if not html.parent.is_dir():
@@ -35,7 +63,7 @@ def run_analyze(opts: GlobalOptions, run_dir: Path | None, html: Path | None, *,
         if html.is_dir():
             raise Exit(ExitCode.USAGE, f"--html {html} is a directory; give a file name such as {html / 'run.html'}")
     try:
-        report = analyze_run(target, opts.workspace)
+        report = _report(opts, run_dir, run)
     except AnalyzeError as exc:
         raise Exit(ExitCode(exc.code), exc.message) from None
     if html is not None:

@@ -13,6 +13,7 @@ import flower_resilience
 
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import (
+    UNSTORED,
     HandoffPolicy,
     Runtime,
     Terminated,
@@ -71,8 +72,12 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     except KeyboardInterrupt:
         runtime.rescue(reason=Runtime.INTERRUPTED)
         raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}") from None
-    except Exit:
-        raise
+    except Exit as stop:
+        failed = runtime.manifest_error
+        if failed is None or stop.code == ExitCode.INTERRUPTED:
+            raise
+        # Both said in the one line: the step's own reason, and that its row is missing from the manifest.
+        raise Exit(stop.code, f"{stop.message}; {_manifest_problem(runtime, failed)}") from None
     except Exception as exc:
         # A store or a disk that fails mid-command (a lineage write, a broken store found on --resume):
         # one line that names the file, not a traceback. What was written stays; nothing is retried over it.
@@ -83,11 +88,29 @@ def rescued(runtime: Runtime, *, recorded: str) -> Iterator[None]:
     failed = runtime.manifest_error
     if failed is not None:
         # The step ran and its answer was shown; only its row is missing, and the user must know why.
-        from ...runtime import describe_os_error
+        raise Exit(ExitCode.CONFIG, _manifest_problem(runtime, failed))
 
-        named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
-        problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
-        raise Exit(ExitCode.CONFIG, f"{problem} (the run's rows are missing from it; its answer and sessions are kept)")
+
+def _manifest_problem(runtime: Runtime, failed: OSError) -> str:
+    named = failed if failed.filename else OSError(failed.errno, failed.strerror, str(runtime.manifest_path))
+    problem = describe_os_error(named, "the manifest", elsewhere="point -r elsewhere")
+    return f"{problem} (the run's rows are missing from it; {_what_is_kept(runtime)})"
+
+
+def _what_is_kept(runtime: Runtime) -> str:
+    """Said only when true: the store is asked whether it holds each session of the run."""
+    sessions = {r.session_id for r in runtime.results if r.session_id}
+    gaps = any((r.error or "").startswith(UNSTORED) for r in runtime.results)
+    try:
+        held = not gaps and all(runtime.has_session(s) for s in sessions)
+    except Exception:  # noqa: BLE001 - a store that cannot answer does not hold them as far as anyone can tell
+        held = False
+    if held:
+        return f"its answer is shown and its sessions are kept in {runtime.store_where}"
+    return (
+        f"its answer is shown, but {runtime.store_where} does not hold all of its sessions: "
+        "`flower sessions import SESSION_ID` adds them from the harness's local copy"
+    )
 
 
 def handoff_policy(window: str | None, no_handoff: bool) -> HandoffPolicy:
@@ -217,9 +240,14 @@ def finish(
                 **done,
             }
         )
-    elif ok and text and not _on_the_same_terminal(view.stream):
+    elif (ok or _only_unstored(answer, done)) and text and not _on_the_same_terminal(view.stream):
         write_stdout(text.rstrip("\n") + "\n")
     view.closing(runtime.total_cost(), str(runtime.manifest_path), answer.session_id if answer is not None else None)
+
+
+def _only_unstored(answer: StepResult | None, done: dict[str, Any]) -> bool:
+    """The step's answer stands; only its transcript is not all in the store (the exit line says so)."""
+    return answer is not None and not done.get("failed_at") and (answer.error or "").startswith(UNSTORED)
 
 
 def _on_the_same_terminal(progress: Any) -> bool:
@@ -286,6 +314,8 @@ def exit_code_for(result: StepResult) -> ExitCode:
 
     if result.error in (Runtime.INTERRUPTED, Runtime.KILLED):
         return ExitCode.INTERRUPTED
+    if (result.error or "").startswith(UNSTORED):
+        return ExitCode.CONFIG  # the store must take the transcript (or be imported into) before a resume is whole
     if (result.error or "").startswith("network not back"):
         return ExitCode.OFFLINE
 

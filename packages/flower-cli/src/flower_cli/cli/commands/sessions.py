@@ -1,10 +1,12 @@
-"""``flower sessions [show SID]``: what sessions.db holds for this workspace, read-only."""
+"""``flower sessions [show SID | import SID]``: what the store holds for this workspace (read-only), and filling
+a session's gaps in it from the harness's local transcript."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
@@ -17,7 +19,7 @@ from .store import explained, open_store, store_label
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
 
-__all__ = ["list_sessions", "show_session"]
+__all__ = ["import_session", "list_sessions", "show_session"]
 
 
 def _open(opts: GlobalOptions) -> tuple[Any, str]:
@@ -227,3 +229,60 @@ def show_session(opts: GlobalOptions, session_id: str) -> None:
             shown.add(agent)
             write_stdout(f"worker {agent}\n")
             _print_transcript(transcript, workers, shown, 1)
+
+
+def import_session(opts: GlobalOptions, session_id: str, source: Path | None) -> None:
+    """Append to the store every entry of the session's local transcript it lacks (idempotent, by uuid).
+
+    The transcript is ``--from`` (a ``<session id>.jsonl``, its workers' files beside it), else the harness's
+    own copy (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, ``projects/<project key>/<id>.jsonl``), else the copy a
+    failed run kept in ``<run dir>/unstored/``. ``--json``: one document, ``{"kind": "import", ...}``.
+    """
+    import anyio
+    from claude_agent_sdk import project_key_for_directory
+
+    import flower_stores
+
+    from ...runtime import harness_projects_dir
+
+    project = project_key_for_directory(str(opts.workspace))
+    if source is None:
+        candidates = [
+            harness_projects_dir() / project / f"{session_id}.jsonl",
+            opts.run_dir / "unstored" / project / f"{session_id}.jsonl",
+        ]
+        source = next((c for c in candidates if c.is_file()), None)
+        if source is None:
+            raise Exit(
+                ExitCode.USAGE,
+                f"no local transcript of session {session_id} for {opts.workspace} (looked at {candidates[0]} and "
+                f"{candidates[1]}); give its path with --from PATH (and the workspace it ran in with -w)",
+            )
+    elif not source.is_file():
+        raise Exit(ExitCode.USAGE, f"--from {source}: no such file; give the session's <session id>.jsonl")
+    store = open_store(opts)
+    try:
+        report = anyio.run(flower_stores.import_transcript, store, project, session_id, source)
+    except Exception as exc:
+        raise _explained(exc, opts) from exc
+    finally:
+        store.close()
+    if opts.json:
+        document = {
+            "kind": "import",
+            "session_id": session_id,
+            "workspace": str(opts.workspace),
+            "store": store_label(opts),
+            "source": str(source),
+            "files": [str(f) for f in report.files],
+            "read": report.read,
+            "added": report.added,
+            "skipped_lines": report.skipped_lines,
+        }
+        write_stdout(json.dumps(document, ensure_ascii=False) + "\n")
+        return
+    skipped = f"; {report.skipped_lines} unreadable line(s) skipped" if report.skipped_lines else ""
+    write_stdout(
+        f"imported {report.added} of {report.read} entries of session {session_id} into {store_label(opts)} "
+        f"(from {source}){skipped}\n"
+    )
