@@ -82,7 +82,7 @@ class Fleet:
 
     def workspace(self, run_id: str, flows: str, root: Path | None = None) -> Path:
         """A shared run's workspace, with its flows.py (a --shared run finds its files under the root)."""
-        ws = (root or self.tmp / "root") / run_id
+        ws = (root or self.tmp / "root") / "runs" / run_id
         ws.mkdir(parents=True, exist_ok=True)
         (ws / "flows.py").write_text(flows)
         return ws

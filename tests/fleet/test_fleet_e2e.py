@@ -141,7 +141,7 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
 
     # Mid-turn: the second reply (the long command) has been sent, and the step is held by a worker.
     wait_for(lambda: len(claude_env.message_requests) >= 2, 120, "the step's second model request")
-    wait_for(lambda: (fleet.tmp / "root" / run_id / "first.txt").exists(), 60, "the first turn's file")
+    wait_for(lambda: (fleet.tmp / "root" / "runs" / run_id / "first.txt").exists(), 60, "the first turn's file")
     held = wait_for(lambda: status_json(fleet, run_id)["running"], 60, "the step shows as running on a worker")
     doomed = fleet.worker_by_identity(held[0]["worker"])
     before = len(claude_env.message_requests)
@@ -166,7 +166,7 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     assert step["ok"] is True and step["output"] == "FINISHED AFTER THE TAKEOVER"
     assert step["attempt"] == 2 and step["worker"] != held[0]["worker"]
     assert step["session_id"] == step_session_id(run_id, "work"), "the id derived from the run and the step"
-    listed = fleet.flower("-w", str(fleet.tmp / "root" / run_id), "sessions", name="reader")
+    listed = fleet.flower("-w", str(fleet.tmp / "root" / "runs" / run_id), "sessions", name="reader")
     assert listed.stdout.split()[0] == step["session_id"] and len(listed.stdout.strip().splitlines()) == 1, (
         "one session: the takeover continued it, it did not start another"
     )
@@ -196,7 +196,7 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     )
     assert state["done"][-1]["step"] == "work" and state["done"][-1]["error"] == "cancelled"
     # The step is recorded where the worker ran it: the manifest row of an interrupted step, and when it ended.
-    manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
+    manifest = fleet.tmp / "root" / "manifests" / run_id / "manifest.json"
     [row] = json.loads(manifest.read_text())
     assert row["step"] == "work" and row["ok"] is False and row["error"], row
     logs = fleet.flower("fleet", "logs", run_id)
@@ -272,7 +272,7 @@ def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_
         stalled.send_signal(signal.SIGCONT)
     # The stalled worker wakes up still driving its step: its lease renewal finds the takeover and the step ends
     # "taken over" (whatever its harness produced meanwhile reaches the store only through the fenced view).
-    manifest = fleet.tmp / "root" / ".runs" / run_id / "manifest.json"
+    manifest = fleet.tmp / "root" / "manifests" / run_id / "manifest.json"
     wait_for(
         lambda: any("taken over" in (r.get("error") or "") for r in json.loads(manifest.read_text())),
         60,
@@ -293,3 +293,32 @@ def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_
         store.close()
     assert "DONE BY THE TAKEOVER" in entries
     assert "LATE-FROM-THE-STALLED-WORKER" not in entries, "the superseded attempt appended after the takeover"
+
+
+def test_a_run_from_a_git_remote_is_cloned_into_the_fleet_root_and_its_step_end_is_checkpointed(
+    fleet: Fleet, claude_env: ScriptedServer
+) -> None:
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    remote = fleet.tmp / "remote.git"
+    seed = fleet.tmp / "seed"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "--quiet", "--bare", str(remote)], check=True)
+    subprocess.run([*git, "init", "--quiet", str(seed)], check=True)
+    (seed / "flows.py").write_text(_flows_with_prompt(f"TASK {run_id}"))
+    subprocess.run([*git, "-C", str(seed), "add", "flows.py"], check=True)
+    subprocess.run([*git, "-C", str(seed), "commit", "--quiet", "-m", "flows"], check=True)
+    subprocess.run([*git, "-C", str(seed), "push", "--quiet", str(remote), "HEAD:main"], check=True)
+    claude_env.script(bash("echo MADE-BY-THE-STEP > made.txt"), Text("DONE FROM THE REMOTE"))
+    fleet.start_worker("a", "--slots", "1")
+
+    done = fleet.flower(
+        "fleet", "submit", "flows.py:main", "--repo", str(remote), "--branch", "main", "--run-id", run_id, "--wait"
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr + (fleet.tmp / "worker-a.log").read_text()
+    assert (fleet.tmp / "root" / "runs" / run_id / "flows.py").is_file(), (
+        "the workspace is a clone under the fleet root"
+    )
+    pushed = subprocess.run(
+        ["git", "--git-dir", str(remote), "show", f"flower/{run_id}:made.txt"], capture_output=True, text=True
+    )
+    assert pushed.returncode == 0 and pushed.stdout == "MADE-BY-THE-STEP\n", pushed.stderr

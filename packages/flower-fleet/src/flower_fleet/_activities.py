@@ -18,15 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from flower_cli import Workflow
+
+from ._checkpoint import CheckpointError
 from ._loader import PlanError, load_workflow
 from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
 from ._records import record_step
 from ._runner import FleetRunner
 from ._workflow import READ_PLAN, RUN_STEP
-from ._workspace import checkpoint, checkpoints_while, prepare, run_dir
+from ._workspace import Prepared, checkpoint, checkpoints_while, prepare, run_dir
 
 __all__ = ["FleetActivities", "heartbeating"]
 
@@ -76,13 +81,21 @@ class FleetActivities:
     def all(self) -> list[Callable[..., Any]]:
         return [self.read_plan, self.run_step]
 
+    async def _prepared(self, spec: RunSpec) -> tuple[Prepared, Workflow]:
+        """The run's workspace (git in a worker thread: the heartbeats keep flowing) and its workflow."""
+        try:
+            prepared = await anyio.to_thread.run_sync(prepare, self.root, spec)
+        except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
+            raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
+        try:
+            return prepared, load_workflow(prepared.path, spec.workflow)
+        except PlanError as exc:
+            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+
     @activity.defn(name=READ_PLAN)
     async def read_plan(self, spec: RunSpec) -> Plan:
-        try:
-            prepared = prepare(self.root, spec)
-            flow = load_workflow(prepared.path, spec.workflow)
-        except (PlanError, ValueError) as exc:
-            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+        async with heartbeating(self.heartbeat_every, lambda: {"worker": self.identity}):
+            _, flow = await self._prepared(spec)
         return Plan(workflow=flow.name, steps=[PlanStep(s.name, s.on_fail) for s in flow.steps])
 
     @activity.defn(name=RUN_STEP)
@@ -92,50 +105,47 @@ class FleetActivities:
 
         info = activity.info()
         spec = given.spec
-        # What an earlier attempt said in its heartbeats: the sessions of its labels (for a runtime without ids).
-        known: dict[str, str] = {}
-        if info.heartbeat_details:
-            with contextlib.suppress(TypeError, ValueError, AttributeError):
-                known = dict(info.heartbeat_details[0].get("sessions", {}))
-        try:
-            prepared = prepare(self.root, spec)
-            flow = load_workflow(prepared.path, spec.workflow)
-        except (PlanError, ValueError) as exc:
-            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
-
-        runtime = Runtime(
-            prepared.path,
-            run_dir(self.root, spec.run_id),
-            store=self.store,
-            # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
-            # lease the next attempt may take, instead of waiting out a longer lease.
-            lease_ttl=spec.heartbeat_timeout,
-            lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{info.attempt}"),
-        )
-        runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
+        known: dict[str, str] = {}  # label -> session id, as this attempt's sessions appear (the heartbeats say it)
+        runner: FleetRunner | None = None
 
         def details() -> dict[str, Any]:
-            return {"sessions": runner.known, "worker": self.identity, "attempt": info.attempt}
+            return {"sessions": runner.known if runner else known, "worker": self.identity, "attempt": info.attempt}
 
-        try:
-            async with heartbeating(self.heartbeat_every, details):
+        # The heartbeats start first: cloning or fetching the workspace can take a while on a big repository.
+        async with heartbeating(self.heartbeat_every, details):
+            prepared, flow = await self._prepared(spec)
+            runtime = Runtime(
+                prepared.path,
+                run_dir(self.root, spec.run_id),
+                store=self.store,
+                # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
+                # lease the next attempt may take, instead of waiting out a longer lease.
+                lease_ttl=spec.heartbeat_timeout,
+                lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{info.attempt}"),
+            )
+            runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
+            try:
                 async with checkpoints_while(prepared, spec, self.checkpoint_every):
                     done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
                 await record_step(runtime.store, spec.run_id, runtime.manifest_path, runner.known)
-        except asyncio.CancelledError:
-            if activity.is_worker_shutdown():
-                # Handed back: a retryable failure, so another worker takes the step (and its session) now.
-                raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
-            raise
-        except LeaseError as exc:
-            # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or taken
-            # by a later one: either way not this attempt's to drive now; Temporal retries after a pause.
-            raise ApplicationError(f"the step's session is not this attempt's to drive: {exc}") from exc
-        except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, not worth a retry
-            raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
-        finally:
-            runtime.close()
-        commit = checkpoint(prepared, spec, f"step {given.step} ended")
+            except asyncio.CancelledError:
+                if activity.is_worker_shutdown():
+                    # Handed back: a retryable failure, so another worker takes the step (and its session) now.
+                    raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
+                raise
+            except LeaseError as exc:
+                # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or
+                # taken by a later one: not this attempt's to drive now; Temporal retries after a pause.
+                raise ApplicationError(f"the step's session is not this attempt's to drive: {exc}") from exc
+            except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
+                raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+            finally:
+                runtime.close()
+            try:
+                commit = await anyio.to_thread.run_sync(checkpoint, prepared, spec, f"step {given.step} ended")
+            except CheckpointError as exc:  # the step is done; its files reach the remote with the next push
+                activity.logger.warning("run %s: step-end checkpoint failed: %s", spec.run_id, exc)
+                commit = None
         result = done.results.get(given.step)
         return StepOutcome(
             step=given.step,

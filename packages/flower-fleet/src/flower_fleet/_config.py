@@ -26,7 +26,7 @@ class FleetConfig:
     (``FLOWER_TEMPORAL_NAMESPACE``), ``task_queue`` the queue the workers poll (``FLOWER_FLEET_TASK_QUEUE``).
     TLS: ``tls_ca`` (a PEM file; setting any TLS option turns TLS on), ``tls_cert`` + ``tls_key`` for mutual
     TLS, ``tls_server_name`` to override the name checked. ``root`` is the fleet root (``FLOWER_FLEET_ROOT``):
-    each run's workspace is ``<root>/<run id>``, the same path on every machine."""
+    each run's workspace is ``<root>/runs/<run id>``, the same path on every machine."""
 
     address: str = "127.0.0.1:7233"
     namespace: str = "default"

@@ -2,7 +2,7 @@
 --store URL --run ID`, `flower sessions` and `flower fleet status` read them from any machine.
 
 The seam for flower-stores' run records (``put_run_rows`` / ``put_lineage``): a store without them (an older
-flower-stores) keeps the transcripts only, and the rows stay in the worker's ``<root>/.runs/<run id>``.
+flower-stores) keeps the transcripts only, and the rows stay in the worker's ``<root>/manifests/<run id>``.
 """
 
 from __future__ import annotations
