@@ -56,6 +56,11 @@ def test_a_submitted_one_step_workflow_completes_on_a_worker_and_its_session_is_
     assert listed.returncode == 0, listed.stderr
     assert sid in listed.stdout
 
+    # ... and so are the run's manifest rows and lineage: `flower analyze --run` reads them from the store.
+    analyzed = fleet.flower("--store", fleet.store, "--json", "analyze", "--run", run_id, name="reader")
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert sid in analyzed.stdout and "hello" in analyzed.stdout
+
     # Submitting the same id again starts nothing: the run is not run twice.
     again = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id, "--wait")
     assert again.returncode == 0, again.stderr
