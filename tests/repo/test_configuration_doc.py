@@ -138,6 +138,9 @@ def _param_names(param: Any) -> list[str]:
 
 def options_in_code() -> dict[str, dict[str, Any]]:
     """``{"flower once": {"--tools": param, "-t": param, "PROMPT": param, …}}`` (help options left out)."""
+    from flower_cli.cli._plugins import install_plugins
+
+    install_plugins(app)  # the installed plugins' commands (flower fleet …) are documented like the others
     out: dict[str, dict[str, Any]] = {}
     for path, command in _commands(typer.main.get_command(app), "flower"):
         params = {name: p for p in command.params if p.name != "help" for name in _param_names(p)}

@@ -75,6 +75,7 @@ def test_every_package_is_covered() -> None:
     assert [p.parent.name for p in PYPROJECTS] == [
         "flower-cli",
         "flower-env",
+        "flower-fleet",
         "flower-resilience",
         "flower-stores",
         "flower-workbench",

@@ -19,6 +19,8 @@ ALLOWED_SIBLINGS: dict[str, set[str]] = {
     "flower_resilience": set(),
     "flower_workbench": set(),
     "flower_cli": {"flower_env", "flower_stores", "flower_resilience", "flower_workbench"},
+    # The optional sixth: runs of flower-cli's workflows on Temporal, sessions in flower-stores' PostgreSQL store.
+    "flower_fleet": {"flower_cli", "flower_stores"},
 }
 
 

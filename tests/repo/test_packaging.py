@@ -72,6 +72,38 @@ def test_installs_alone_into_a_fresh_venv(dist: str, tmp_path: Path) -> None:
         assert run.returncode == 0, run.stderr[-3000:]
 
 
+@pytest.mark.timeout(900)
+def test_flower_fleet_installs_with_its_siblings_and_mounts_flower_fleet(tmp_path: Path) -> None:
+    """flower-fleet is no standalone library (it runs flower-cli's workflows): it installs with the siblings it
+    declares, and its commands appear as `flower fleet`; flower-cli without it says what to install."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    siblings = [str(ROOT / "packages" / d) for d in ("flower-env", "flower-resilience", "flower-workbench")]
+    base = subprocess.run(
+        [*pip, *siblings, f"{ROOT / 'packages' / 'flower-stores'}[postgres]", str(ROOT / "packages" / "flower-cli")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert base.returncode == 0, base.stderr[-3000:]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FLOWER_NO_UPDATE": "1"}
+    without = subprocess.run(
+        [str(python), "-m", "flower_cli", "fleet", "status"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert without.returncode == 2 and "pip install flower-fleet" in without.stderr, without.stderr
+    fleet = subprocess.run([*pip, str(ROOT / "packages" / "flower-fleet")], capture_output=True, text=True, timeout=600)
+    assert fleet.returncode == 0, fleet.stderr[-3000:]
+    helped = subprocess.run(
+        [str(python), "-m", "flower_cli", "fleet", "--help"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert helped.returncode == 0 and "submit" in helped.stdout, helped.stderr
+    for script in (PY_TYPED, LICENSED):
+        run = subprocess.run([str(python), "-c", script, "flower_fleet"], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-3000:]
+
+
 def test_each_distribution_carries_the_root_licence() -> None:
     root = (ROOT / "LICENSE").read_text()
     for package in sorted((ROOT / "packages").iterdir()):

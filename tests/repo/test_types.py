@@ -16,13 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_mypy_config_is_strict_over_all_five_packages() -> None:
+def test_the_mypy_config_is_strict_over_all_six_packages() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
     assert config["strict"] is True
     assert config["files"] == ["packages/*/src"]
     assert sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file()) == [
         "flower-cli",
         "flower-env",
+        "flower-fleet",
         "flower-resilience",
         "flower-stores",
         "flower-workbench",

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from .._shared.exits import Exit, ExitCode
-from ._argv import misnamed_command, rewrite_argv
+from ._argv import misnamed_command, rewrite_argv, split_globals
 from ._global_options import GlobalOptions
 from ._help import FlowerCommand, FlowerGroup, epilog
 
@@ -465,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
         return _leave(ExitCode.USAGE, misnamed)
     args = rewrite_argv(given)
     json_mode = _asks_for_json(args)
+    plugged = _plug_in(args)
+    if plugged is not None:
+        return _leave(ExitCode.USAGE, plugged, json_mode)
     try:
         app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
@@ -485,6 +488,24 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return _leave(*known, json_mode)
     return _settled(0)
+
+
+def _plug_in(args: list[str]) -> str | None:
+    """Add the plugin command the arguments name (all of them for the top-level help); the one line saying what
+    to install when a known plugin command is named but not installed, else None."""
+    from ._plugins import install_plugins, missing_plugin, plugin_names
+
+    _, rest, _ = split_globals(args)  # the command is the first word after the global options
+    named = rest[0] if rest and rest[0] in plugin_names() else None
+    end = args.index("--") if "--" in args else len(args)
+    if named is not None:
+        missing = missing_plugin(named)
+        if missing is not None:
+            return missing
+        install_plugins(app, only=named)
+    elif {"-h", "--help"} & set(args[:end]):
+        install_plugins(app)
+    return None
 
 
 def _asks_for_json(args: list[str]) -> bool:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "misnamed_command", "rewrite_argv"]
+__all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "misnamed_command", "rewrite_argv", "split_globals"]
 
-COMMANDS = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version")
+# "fleet" comes with flower-fleet (cli/_plugins.py): named here so that without it installed `flower fleet` says
+# what to install instead of becoming a `go` request.
+COMMANDS = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version", "fleet")
 GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color")
 GLOBAL_FLAGS = ("-v", "--verbose", "-W", "--workbench", "-T", "--trim", "--json")
 # Options of the app itself that stand in the command's place (not a `go` request).
@@ -50,6 +52,11 @@ def _split(args: list[str]) -> tuple[list[str], list[str], bool]:
             rest.append(args[i])
             i += 1
     return globals_, rest, True
+
+
+def split_globals(args: list[str]) -> tuple[list[str], list[str], bool]:
+    """(global options, the rest, complete): the command is the first word of the rest."""
+    return _split(args)
 
 
 def rewrite_argv(args: list[str]) -> list[str]:

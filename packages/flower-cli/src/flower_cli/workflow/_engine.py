@@ -36,7 +36,7 @@ run a judge with ``run.side_session(...)`` (a fresh session under its own step n
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar, Union
 
@@ -260,24 +260,9 @@ class Workflow:
         failed_at: str | None = None
         total = len(self.steps)
         for index, step in enumerate(self.steps, start=1):
-            outcome = await _StepRun(step, index, total, ctx, run, state).go()
-            if outcome is None:  # skipped by `when`
-                continue
-            result, passed = outcome
-            if on_step is not None:
-                await _guarded(step, "on_step", on_step, step, result)
-            if passed:
-                if step.reduce is not None:
-                    ctx[step.name] = await _guarded(step, "reduce", step.reduce, result, ctx, run=run)
-                else:
-                    ctx[step.name] = result.text
-            elif step.on_fail == "stop":
+            if await _one_step(step, index, total, ctx, run, state, on_step):
                 failed_at = step.name
                 break
-            elif step.on_fail == "skip":
-                ctx[step.name] = ""  # later prompts can still read ctx[name], with no KeyError
-            else:
-                ctx[step.name] = result.text
         return RunResult(
             ctx,
             results=state.results,
@@ -287,6 +272,91 @@ class Workflow:
             woke=woke,
             attempts=tuple(run._ran),
         )
+
+    async def run_step(
+        self,
+        runtime: StepRunner,
+        name: str,
+        *,
+        outputs: Mapping[str, Any] | None = None,
+        sessions: Mapping[str, str] | None = None,
+        on_event: EventSink | None = None,
+    ) -> RunResult:
+        """Run only the step named ``name``, as `run` would run it after the steps before it — the seam for a
+        runner that puts each step somewhere else (flower-fleet runs each step as its own durable task).
+
+        ``outputs`` is what the earlier steps left in ctx (step name -> its output), laid over the workflow's
+        ``context``; ``sessions`` is their session ids (step name -> id), which ``resume_from`` continues.
+        Lineage is not read or written: the caller keeps where each step's session is. The `RunResult` holds
+        this step's result and session (none when its ``when`` skipped it), its output in ctx under its name,
+        and ``failed_at`` = ``name`` when it failed with ``on_fail="stop"``.
+
+        Raises `WorkflowError` for an unknown name, or a mistake in the step as `run` would.
+        """
+        from ..runtime import isolation_problem
+
+        index = next((i for i, step in enumerate(self.steps, start=1) if step.name == name), None)
+        if index is None:
+            raise WorkflowError(f"workflow {self.name!r} has no step {name!r}")
+        step = self.steps[index - 1]
+        problem = isolation_problem(step.spec, runtime.workspace)
+        if problem:
+            raise WorkflowError(f"step {step.name!r}: {problem}")
+        ctx = self.context
+        ctx.update(outputs or {})
+        if self.channel is not None and on_event is not None and getattr(self.channel, "on_event", None) is None:
+            self.channel.on_event = on_event
+        state = _RunState(sessions=dict(sessions or {}))
+        run = RunContext(
+            runtime,
+            workflow=self.name,
+            on_event=on_event,
+            channel=self.channel,
+            workbench=getattr(runtime, "workbench", None),
+        )
+        give_back = self._lend_workbench(runtime)
+        try:
+            stopped = await _one_step(step, index, len(self.steps), ctx, run, state, None)
+        finally:
+            give_back()
+        return RunResult(
+            ctx,
+            results=state.results,
+            sessions={k: v for k, v in state.sessions.items() if k == name},
+            failed_at=name if stopped else None,
+            aborted=state.aborted,
+            attempts=tuple(run._ran),
+        )
+
+
+async def _one_step(
+    step: Step,
+    index: int,
+    total: int,
+    ctx: Ctx,
+    run: RunContext,
+    state: _RunState,
+    on_step: Callable[[Step, StepResult], Any] | None,
+) -> bool:
+    """Run ``step`` and put its output in ctx; True when its failure stops the workflow (``on_fail="stop"``)."""
+    outcome = await _StepRun(step, index, total, ctx, run, state).go()
+    if outcome is None:  # skipped by `when`
+        return False
+    result, passed = outcome
+    if on_step is not None:
+        await _guarded(step, "on_step", on_step, step, result)
+    if passed:
+        if step.reduce is not None:
+            ctx[step.name] = await _guarded(step, "reduce", step.reduce, result, ctx, run=run)
+        else:
+            ctx[step.name] = result.text
+    elif step.on_fail == "stop":
+        return True
+    elif step.on_fail == "skip":
+        ctx[step.name] = ""  # later prompts can still read ctx[name], with no KeyError
+    else:
+        ctx[step.name] = result.text
+    return False
 
 
 @dataclass

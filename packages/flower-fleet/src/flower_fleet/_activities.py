@@ -1,0 +1,162 @@
+"""The fleet's activities — the only place user code (``flows.py``) and the model run: reading a run's plan,
+and running one step with flower's own Runtime and workflow engine.
+
+A step heartbeats from a task of its own, from its first second, every ``heartbeat_every`` seconds: the model
+stream can be silent for minutes (a long tool call), and a silent step must not look like a dead worker. The
+heartbeat is also how a cancel reaches the step (Temporal delivers it on a heartbeat's reply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from flower_cli import Workflow
+
+from ._checkpoint import CheckpointError
+from ._loader import PlanError, load_workflow
+from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
+from ._records import record_step
+from ._runner import FleetRunner
+from ._workflow import READ_PLAN, RUN_STEP
+from ._workspace import Prepared, checkpoint, checkpoints_while, prepare, run_dir
+
+__all__ = ["FleetActivities", "heartbeating"]
+
+
+@contextlib.asynccontextmanager
+async def heartbeating(every: float, details: Callable[[], Any]) -> AsyncIterator[None]:
+    """Heartbeat ``details()`` now and every ``every`` seconds while the body runs, from a task of its own."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat(details())
+            await asyncio.sleep(every)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON carries it (what crosses Temporal); anything else as its text."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+@dataclass
+class FleetActivities:
+    """The activities of one worker: ``root`` is the fleet root, ``store`` the session store URL every worker
+    shares (PostgreSQL), ``heartbeat_every`` the heartbeat period, ``checkpoint_every`` the period of the
+    checkpoints while a step runs."""
+
+    root: Path
+    store: str | None
+    heartbeat_every: float = 5.0
+    checkpoint_every: float = 300.0
+    identity: str = ""
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity or f"{socket.gethostname()}/{os.getpid()}"
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.read_plan, self.run_step]
+
+    async def _prepared(self, spec: RunSpec) -> tuple[Prepared, Workflow]:
+        """The run's workspace (git in a worker thread: the heartbeats keep flowing) and its workflow."""
+        try:
+            prepared = await anyio.to_thread.run_sync(prepare, self.root, spec)
+        except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
+            raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
+        try:
+            return prepared, load_workflow(prepared.path, spec.workflow)
+        except PlanError as exc:
+            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+
+    @activity.defn(name=READ_PLAN)
+    async def read_plan(self, spec: RunSpec) -> Plan:
+        async with heartbeating(self.heartbeat_every, lambda: {"worker": self.identity}):
+            _, flow = await self._prepared(spec)
+        return Plan(workflow=flow.name, steps=[PlanStep(s.name, s.on_fail) for s in flow.steps])
+
+    @activity.defn(name=RUN_STEP)
+    async def run_step(self, given: StepInput) -> StepOutcome:
+        from flower_cli import Runtime
+        from flower_stores import LeaseError, LeaseOwner
+
+        info = activity.info()
+        spec = given.spec
+        known: dict[str, str] = {}  # label -> session id, as this attempt's sessions appear (the heartbeats say it)
+        runner: FleetRunner | None = None
+
+        def details() -> dict[str, Any]:
+            return {"sessions": runner.known if runner else known, "worker": self.identity, "attempt": info.attempt}
+
+        # The heartbeats start first: cloning or fetching the workspace can take a while on a big repository.
+        async with heartbeating(self.heartbeat_every, details):
+            prepared, flow = await self._prepared(spec)
+            runtime = Runtime(
+                prepared.path,
+                run_dir(self.root, spec.run_id),
+                store=self.store,
+                # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
+                # lease the next attempt may take, instead of waiting out a longer lease.
+                lease_ttl=spec.heartbeat_timeout,
+                lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{info.attempt}"),
+            )
+            runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
+            try:
+                async with checkpoints_while(prepared, spec, self.checkpoint_every):
+                    done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
+                await record_step(runtime.store, spec.run_id, runtime.manifest_path, runner.known)
+            except asyncio.CancelledError:
+                if activity.is_worker_shutdown():
+                    # Handed back: a retryable failure, so another worker takes the step (and its session) now.
+                    raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
+                raise
+            except LeaseError as exc:
+                # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or
+                # taken by a later one: not this attempt's to drive now; Temporal retries after a pause.
+                raise ApplicationError(f"the step's session is not this attempt's to drive: {exc}") from exc
+            except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
+                raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+            finally:
+                runtime.close()
+            try:
+                commit = await anyio.to_thread.run_sync(checkpoint, prepared, spec, f"step {given.step} ended")
+            except CheckpointError as exc:  # the step is done; its files reach the remote with the next push
+                activity.logger.warning("run %s: step-end checkpoint failed: %s", spec.run_id, exc)
+                commit = None
+        result = done.results.get(given.step)
+        return StepOutcome(
+            step=given.step,
+            ok=result is not None and result.ok and done.failed_at is None,
+            stop=done.failed_at is not None,
+            skipped=result is None,
+            output=_json_value(done.context.get(given.step)),
+            session_id=done.sessions.get(given.step, "") or (result.session_id or "" if result else ""),
+            error=(result.error or "") if result is not None else "",
+            cost_usd=done.cost_usd,
+            worker=self.identity,
+            attempt=info.attempt,
+            restored_from=prepared.commit or commit or "",
+        )

@@ -1,0 +1,228 @@
+"""`Fleet`: submit runs, follow them, answer and cancel them, and run a worker — the Python API under the
+``flower fleet`` commands."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.service import RPCError
+from temporalio.worker import Worker
+
+from ._activities import FleetActivities
+from ._config import FleetConfig
+from ._model import RunningStep, RunSpec, RunState
+from ._workflow import FleetRun
+
+__all__ = ["Fleet", "RunNotFoundError"]
+
+_STATUS = {
+    WorkflowExecutionStatus.RUNNING: "running",
+    WorkflowExecutionStatus.COMPLETED: "completed",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued",
+    WorkflowExecutionStatus.TIMED_OUT: "timed out",
+}
+
+
+class RunNotFoundError(LookupError):
+    """No run of that id on this fleet's server."""
+
+
+def _running(pending: Any) -> RunningStep:
+    from temporalio.api.enums.v1 import PendingActivityState
+
+    beat = pending.last_heartbeat_time.ToDatetime().isoformat() if pending.HasField("last_heartbeat_time") else ""
+    state = PendingActivityState.Name(pending.state).removeprefix("PENDING_ACTIVITY_STATE_").lower()
+    return RunningStep(
+        step=pending.activity_id,
+        worker=pending.last_worker_identity,
+        attempt=pending.attempt,
+        state=state.replace("_", " "),
+        last_heartbeat=beat,
+    )
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+class Fleet:
+    """A fleet on one Temporal server. ``await Fleet.connect()`` reads the environment (`FleetConfig`)."""
+
+    def __init__(self, client: Client, config: FleetConfig) -> None:
+        self.client = client
+        self.config = config
+
+    @classmethod
+    async def connect(cls, config: FleetConfig | None = None, **overrides: Any) -> Fleet:
+        """Connect to the fleet's server: ``config``, else the environment with ``overrides`` (address=,
+        namespace=, task_queue=, root=, …) winning. Raises `FleetConfigError` when it cannot be reached."""
+        config = config or FleetConfig.from_env(**overrides)
+        return cls(await config.client(), config)
+
+    def _handle(self, run_id: str) -> WorkflowHandle[Any, RunState]:
+        return self.client.get_workflow_handle(run_id, result_type=RunState)
+
+    async def submit(
+        self,
+        workflow: str,
+        *,
+        run_id: str | None = None,
+        repo: str = "",
+        branch: str = "",
+        shared: bool = False,
+        heartbeat_timeout: float = 30.0,
+        max_attempts: int = 10,
+    ) -> str:
+        """Start a run of ``workflow`` (``file.py:attr`` inside the run's workspace); its id. Submitting an id
+        that exists (running or ended) starts nothing and returns it: a retried submit is safe."""
+        run_id = run_id or new_run_id()
+        spec = RunSpec(
+            run_id=run_id,
+            workflow=workflow,
+            repo=repo,
+            branch=branch,
+            shared=shared,
+            heartbeat_timeout=heartbeat_timeout,
+            max_attempts=max_attempts,
+        )
+        from temporalio.exceptions import WorkflowAlreadyStartedError
+
+        try:
+            await self.client.start_workflow(
+                FleetRun.run,
+                spec,
+                id=run_id,
+                task_queue=self.config.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+        except WorkflowAlreadyStartedError:
+            pass  # it ran already: idempotent
+        return run_id
+
+    async def result(self, run_id: str) -> RunState:
+        """Wait for the run to end; its final state (a failed or cancelled run too)."""
+        handle = self._handle(run_id)
+        try:
+            state: RunState = await handle.result()
+            return state
+        except WorkflowFailureError:
+            return await self.state(run_id)
+        except RPCError as exc:
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}: {exc}") from exc
+
+    async def state(self, run_id: str) -> RunState:
+        """The run as it is now: its steps, the worker and session of each, a pending question, its status."""
+        handle = self._handle(run_id)
+        try:
+            described = await handle.describe()
+        except RPCError as exc:
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
+        status = _STATUS.get(described.status or WorkflowExecutionStatus.RUNNING, "unknown")
+        state: RunState | None = None
+        if described.status == WorkflowExecutionStatus.COMPLETED:
+            state = await handle.result()
+        else:
+            try:
+                state = await handle.query(FleetRun.query_state, rpc_timeout=timedelta(seconds=10))
+            except (TimeoutError, RPCError, RuntimeError):
+                state = None  # an ended run with no worker to answer: the status alone
+        state = state or RunState(run_id=run_id)
+        state.running = [_running(p) for p in described.raw_description.pending_activities]
+        if status != "running" or state.status in ("starting",):
+            state.status = status if status != "running" else state.status
+        return state
+
+    async def runs(self, limit: int = 50) -> AsyncIterator[str]:
+        """The ids of the fleet's runs, newest first."""
+        count = 0
+        async for execution in self.client.list_workflows('WorkflowType="flower-fleet-run"'):
+            yield execution.id
+            count += 1
+            if count >= limit:
+                return
+
+    async def answer(self, run_id: str, text: str) -> None:
+        """Answer the question the run waits on (a Temporal signal: it waits holding no worker slot)."""
+        try:
+            await self._handle(run_id).signal(FleetRun.answer, text)
+        except RPCError as exc:
+            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the run; its running step stops at its next heartbeat and is recorded."""
+        try:
+            await self._handle(run_id).cancel()
+        except RPCError as exc:
+            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
+
+    async def logs(self, run_id: str) -> list[str]:
+        """The run's history as lines: each step's attempts, which worker took them, how they ended."""
+        from ._logs import history_lines
+
+        try:
+            history = await self._handle(run_id).fetch_history()
+        except RPCError as exc:
+            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
+        return history_lines(history)
+
+    def worker(
+        self,
+        *,
+        slots: int = 1,
+        store: str | None = None,
+        root: Path | None = None,
+        heartbeat_every: float = 5.0,
+        identity: str = "",
+    ) -> Worker:
+        """A worker that runs up to ``slots`` steps at once, with sessions in ``store`` (the URL every worker
+        shares) and workspaces under ``root`` (default: the config's fleet root). Run it with ``await
+        worker.run()``; ``await worker.shutdown()`` stops polling and hands its running steps back."""
+        activities = FleetActivities(
+            root=(root or self.config.root).expanduser().resolve(),
+            store=store,
+            heartbeat_every=heartbeat_every,
+            identity=identity,
+        )
+        return Worker(
+            self.client,
+            task_queue=self.config.task_queue,
+            workflows=[FleetRun],
+            activities=activities.all(),
+            max_concurrent_activities=slots,
+            identity=activities.identity,
+            # Handed back at once: the step's next attempt elsewhere continues its session from the store.
+            graceful_shutdown_timeout=timedelta(0),
+            # The SDK sends heartbeats at most every 0.8 x the heartbeat timeout by default (24 s of 30 s), and a
+            # cancel reaches a step only in a heartbeat's reply: send each beat, so a cancel arrives within one.
+            max_heartbeat_throttle_interval=timedelta(seconds=heartbeat_every),
+            default_heartbeat_throttle_interval=timedelta(seconds=heartbeat_every),
+        )
+
+    async def run_worker(self, worker: Worker) -> None:
+        """Run ``worker`` until SIGTERM or SIGINT, then stop polling and hand the running steps back."""
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        running = asyncio.create_task(worker.run())
+        waiting = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not running.done():
+                await worker.shutdown()
+            waiting.cancel()
+            await running

@@ -1,0 +1,111 @@
+"""The runtime a fleet step runs its workflow step on: a flower `Runtime` whose sessions are named after the run
+and the step's label, so any later attempt of the same step (another worker, after a crash) continues the same
+session from the store instead of starting over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flower_cli import AgentSpec, Runtime, StepResult
+
+from ._ids import step_session_id
+
+__all__ = ["CONTINUE_NOTE", "FleetRunner"]
+
+CONTINUE_NOTE = (
+    "(This step was interrupted: the machine running it stopped, and it continues here, in the same session.{where} "
+    "Check the state of the workspace against what you did so far before going on, then finish the task.)"
+)
+
+
+class FleetRunner:
+    """A ``flower_cli.StepRunner`` over ``runtime`` for one attempt (``epoch``) of one step of ``run_id``.
+
+    ``restored_note`` is said in the resume prompt when the workspace came from a checkpoint. ``known`` collects
+    label -> session id as the sessions appear (the heartbeats carry it). ``on_session`` hears every session id.
+
+    Fencing: the launch that drives the label's own session (a first launch, or the continuation of an earlier
+    attempt's) takes the session's lease at ``epoch`` — the activity's attempt number — so an earlier attempt
+    that is still alive (its heartbeats stalled) can never append to it again. A launch the workflow engine
+    aims at another session (``resume_from``, a gate's next round) takes the lease at the next epoch as any
+    step would: that session's own step ended, and released it.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        run_id: str,
+        *,
+        epoch: int,
+        restored_note: str = "",
+        known: dict[str, str] | None = None,
+        on_session: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.run_dir: Path = runtime.run_dir
+        self.workspace: Path = runtime.workspace
+        self.run_id = run_id
+        self.epoch = epoch
+        self.restored_note = restored_note
+        self.known = dict(known or {})
+        self.on_session = on_session
+        self.resumed: list[str] = []  # the sessions this attempt continued from an earlier attempt
+
+    @property
+    def workbench(self) -> Any:
+        return self.runtime.workbench
+
+    def use_workbench(self, workbench: Any) -> None:
+        self.runtime.use_workbench(workbench)
+
+    def has_session(self, session_id: str) -> bool:
+        return self.runtime.has_session(session_id)
+
+    def session_for(self, label: str) -> str:
+        """The session id of ``label`` in this run, the same on every attempt and every machine."""
+        return step_session_id(self.run_id, label)
+
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: Callable[[Any], Any] | None = None,
+        on_session: Callable[[str], Any] | None = None,
+    ) -> StepResult:
+        label = step_name or spec.name
+        own = self.session_for(label)
+        epoch: int | None = None
+        if resume is None:
+            epoch = self.epoch
+        if resume is None and self.runtime.has_session(own):
+            # An earlier attempt of this very launch got this far: continue it, do not start over.
+            resume, fork, resume_at = own, False, None
+            where = f" {self.restored_note}" if self.restored_note else ""
+            prompt = CONTINUE_NOTE.format(where=where)
+            self.resumed.append(own)
+
+        def heard(session_id: str) -> None:
+            self.known[label] = session_id
+            for callback in (on_session, self.on_session):
+                if callback is not None:
+                    callback(session_id)
+
+        return await self.runtime.run(
+            spec,
+            prompt,
+            step_name=label,
+            resume=resume,
+            fork=fork,
+            resume_at=resume_at,
+            on_event=on_event,
+            on_session=heard,
+            session_id=own,
+            lease_epoch=epoch,
+        )

@@ -1,0 +1,132 @@
+"""What the fleet's end-to-end tests share: `flower` as a subprocess, worker processes, a run's workspace."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FLOWS_ONE_STEP = (
+    "from flower_cli import AgentSpec, Step, Workflow\n"
+    "writer = AgentSpec('writer', 'Write tersely.', allowed_tools=['Bash'])\n"
+    "def main():\n"
+    "    return Workflow([Step('hello', writer, 'say hello')], name='one-step')\n"
+)
+
+
+@dataclass
+class Fleet:
+    """One fleet of a test: its server, queue, store and root; each worker is a `flower fleet worker` process."""
+
+    tmp: Path
+    temporal: str
+    store: str
+    queue: str = field(default_factory=lambda: f"q-{uuid.uuid4().hex[:8]}")
+    workers: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    def env(self, name: str = "client", root: Path | None = None) -> dict[str, str]:
+        home = self.tmp / f"home-{name}"
+        home.mkdir(exist_ok=True)
+        return {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "FLOWER_NO_UPDATE": "1",
+            "FLOWER_TEMPORAL": self.temporal,
+            "FLOWER_FLEET_TASK_QUEUE": self.queue,
+            "FLOWER_FLEET_ROOT": str(root or self.tmp / "root"),
+            "FLOWER_STORE_URL": self.store,
+        }
+
+    def flower(self, *args: str, timeout: float = 240, name: str = "client") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "flower_cli", *args],
+            cwd=self.tmp,
+            env=self.env(name),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def start_worker(self, name: str, *args: str, root: Path | None = None) -> subprocess.Popen[str]:
+        log = (self.tmp / f"worker-{name}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flower_cli", "fleet", "worker", "--heartbeat-every", "1", *args],
+            cwd=self.tmp,
+            env=self.env(name, root),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # its own group: a SIGKILL of the group takes its Claude Code too, like a dead machine
+        )
+        self.workers.append(process)
+        logged = self.tmp / f"worker-{name}.log"
+        wait_for(
+            lambda: process.poll() is not None or "polling" in logged.read_text(),
+            120,
+            f"worker {name} polling",
+        )
+        assert process.poll() is None, logged.read_text()
+        return process
+
+    def workspace(self, run_id: str, flows: str, root: Path | None = None) -> Path:
+        """A shared run's workspace, with its flows.py (a --shared run finds its files under the root)."""
+        ws = (root or self.tmp / "root") / "runs" / run_id
+        ws.mkdir(parents=True, exist_ok=True)
+        (ws / "flows.py").write_text(flows)
+        return ws
+
+    def stop(self) -> None:
+        for process in self.workers:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.workers:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for process in self.workers:  # whatever a worker left behind (its harness subprocesses)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def worker_by_identity(self, identity: str) -> subprocess.Popen[str]:
+        """The worker process whose identity (``host/pid``) is ``identity``."""
+        pid = int(identity.rpartition("/")[2])
+        return next(p for p in self.workers if p.pid == pid)
+
+
+def kill_machine(process: subprocess.Popen[str]) -> None:
+    """SIGKILL a worker and everything it started, as if its machine died."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``condition`` until it is truthy (its value) or ``timeout`` seconds pass (an AssertionError)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:.0f} s: {what}")
+        time.sleep(0.2)
+
+
+def status_json(fleet: Fleet, run_id: str) -> dict[str, Any]:
+    done = fleet.flower("fleet", "status", run_id, "--json", timeout=60)
+    assert done.returncode == 0, done.stderr
+    parsed: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return parsed
