@@ -461,24 +461,27 @@ class PostgresSessionStore(LeaseMethods, RunRecordMethods):
         sql = self._sql
         with conn.pipeline() as pipeline, conn.transaction() as tx:
             conn.execute(sql.session_lock_shared, (_LOCK_SPACE, session))
-            # The fence: read after the shared session lock is granted (a statement of its own, so READ
-            # COMMITTED gives it a snapshot taken after that), while a lease change holds the same lock
-            # exclusively. So no takeover commits between this read and this transaction's commit, and any
-            # takeover committed before it is seen. Pipelined with the rest: no extra round trip; a stale epoch
-            # rolls the whole transaction back below.
-            fence = (
-                conn.execute(sql.lease_epoch, (key["project_key"], key["session_id"])) if lease is not None else None
-            )
             conn.execute(sql.lock_key, (k,))
-            inserted = conn.execute(sql.insert, {"k": k, "uids": uids, "payloads": payloads})
+            params: dict[str, Any] = {"k": k, "uids": uids, "payloads": payloads}
+            if lease is None:
+                inserted = conn.execute(sql.insert, params)
+            else:
+                # The fence, folded into the insert (no statement or round trip of its own): that statement's
+                # snapshot is taken after the shared session lock was granted, while a lease change holds the
+                # same lock exclusively. So no takeover commits between the check and this transaction's
+                # commit, and any takeover committed before it is seen. A stale epoch inserts nothing and
+                # returns no row: refused below, rolling the whole transaction back.
+                params.update(project=key["project_key"], session_id=key["session_id"], epoch=lease.epoch)
+                inserted = conn.execute(sql.insert_fenced, params)
             summary = conn.execute(sql.summary, (key["project_key"], key["session_id"])) if main else None
             pipeline.sync()
-            if fence is not None and lease is not None and fence.fetchone() != (lease.epoch,):
+            result = inserted.fetchone()
+            if result is None and lease is not None:
                 # Refused: the message names who took over (read now, still under the lock); raising rolls the
                 # whole transaction back, so nothing of the batch is written.
                 found = conn.execute(sql.lease_row_now, (key["project_key"], key["session_id"])).fetchone()
                 raise fence_error(lease, *_lease_and_now(found))
-            count, mtime, new_uids = inserted.fetchone() or (0, 0, None)
+            count, mtime, new_uids = result or (0, 0, None)
             if not count:
                 # A replayed batch: nothing new, so no new mtime (the meta update rolls back) and no fold.
                 raise self._psycopg.Rollback(tx)
@@ -706,6 +709,34 @@ def _lease_and_now(row: Any) -> tuple[LeaseRow | None, int]:
     )
 
 
+def _insert_sql(s: str, *, fenced: bool) -> str:
+    """The append's insert (see ``_Statements.insert``); ``fenced``: gated on the session's lease epoch."""
+    fence_cte = (
+        f"fence AS (SELECT 1 FROM {s}.leases WHERE project_key = %(project)s AND session_id = %(session_id)s "
+        "AND epoch = %(epoch)s::bigint), "
+        if fenced
+        else ""
+    )
+    gate = " AND EXISTS (SELECT 1 FROM fence)" if fenced else ""
+    return f"""
+            WITH {fence_cte}batch AS (
+                SELECT t.uid, t.payload, row_number() OVER (ORDER BY t.ord) AS n
+                FROM unnest(%(uids)b::text[], %(payloads)b::text[]) WITH ORDINALITY AS t(uid, payload, ord)
+                WHERE t.uid IS NULL
+                   OR NOT EXISTS (SELECT 1 FROM {s}.entries e WHERE e.store_key = %(k)s AND e.uid = t.uid)
+            ), ins AS (
+                INSERT INTO {s}.entries (store_key, seq, uid, payload)
+                SELECT %(k)s, m.next_seq + b.n - 1, b.uid, b.payload
+                FROM batch b, {s}.meta m WHERE m.store_key = %(k)s{gate}
+                RETURNING uid
+            )
+            UPDATE {s}.meta SET
+                next_seq = next_seq + (SELECT count(*) FROM ins),
+                mtime = GREATEST((extract(epoch FROM clock_timestamp()) * 1000)::bigint, mtime + 1)
+            WHERE store_key = %(k)s{gate}
+            RETURNING (SELECT count(*) FROM ins), mtime, (SELECT array_agg(uid) FROM ins WHERE uid IS NOT NULL)"""
+
+
 class _Statements:
     """The SQL of one schema, built once (the schema name is a validated identifier, quoted)."""
 
@@ -721,23 +752,10 @@ class _Statements:
         # One statement: keep the batch's entries whose uuid is not stored yet (uuid-less ones always), number
         # them from meta.next_seq, insert them, advance meta. Its snapshot is taken after lock_key returned, so
         # it sees whatever the previous lock holder committed. The arrays go in binary format (%b).
-        self.insert = f"""
-            WITH batch AS (
-                SELECT t.uid, t.payload, row_number() OVER (ORDER BY t.ord) AS n
-                FROM unnest(%(uids)b::text[], %(payloads)b::text[]) WITH ORDINALITY AS t(uid, payload, ord)
-                WHERE t.uid IS NULL
-                   OR NOT EXISTS (SELECT 1 FROM {s}.entries e WHERE e.store_key = %(k)s AND e.uid = t.uid)
-            ), ins AS (
-                INSERT INTO {s}.entries (store_key, seq, uid, payload)
-                SELECT %(k)s, m.next_seq + b.n - 1, b.uid, b.payload
-                FROM batch b, {s}.meta m WHERE m.store_key = %(k)s
-                RETURNING uid
-            )
-            UPDATE {s}.meta SET
-                next_seq = next_seq + (SELECT count(*) FROM ins),
-                mtime = GREATEST((extract(epoch FROM clock_timestamp()) * 1000)::bigint, mtime + 1)
-            WHERE store_key = %(k)s
-            RETURNING (SELECT count(*) FROM ins), mtime, (SELECT array_agg(uid) FROM ins WHERE uid IS NOT NULL)"""
+        self.insert = _insert_sql(s, fenced=False)
+        # The same, fenced by a lease: only while the session's stored epoch is the lease's (read in this very
+        # statement, so in this transaction and under the session lock); otherwise nothing and no row returned.
+        self.insert_fenced = _insert_sql(s, fenced=True)
         self.summary = f"SELECT mtime, data FROM {s}.summaries WHERE project_key = %s AND session_id = %s"
         self.write_summary = (
             f"INSERT INTO {s}.summaries (project_key, session_id, mtime, data) VALUES (%s, %s, %s, %s) "
@@ -771,7 +789,6 @@ class _Statements:
             f"(SELECT {_LEASE_COLUMNS} FROM {s}.leases WHERE project_key = %s AND session_id = %s"
         )
         self.lease_row_now = lease_row + ") l ON true"
-        self.lease_epoch = f"SELECT epoch FROM {s}.leases WHERE project_key = %s AND session_id = %s"
         self.lease_row_now_for_update = lease_row + " FOR UPDATE) l ON true"
         self.write_lease = (
             f"INSERT INTO {s}.leases (project_key, session_id, {_LEASE_COLUMNS}) "
