@@ -114,6 +114,12 @@ def worker(
     heartbeat_every: Annotated[
         float, typer.Option("--heartbeat-every", min=0.1, help="Seconds between a running step's heartbeats.")
     ] = 5.0,
+    checkpoint_every: Annotated[
+        float,
+        typer.Option(
+            "--checkpoint-every", min=1.0, help="Seconds between the checkpoints of a --repo run's step while it runs."
+        ),
+    ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
     import asyncio
@@ -127,7 +133,7 @@ def worker(
 
     async def go() -> None:
         fleet = await Fleet.connect(root=root)
-        made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every)
+        made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every, checkpoint_every=checkpoint_every)
         sys.stderr.write(
             f"flower fleet: worker {made.config().get('identity')} polling {fleet.config.task_queue} "
             f"on {fleet.config.address} with {slots} slot(s)\n"
