@@ -183,6 +183,9 @@ def test_a_sigkilled_workers_step_resumes_on_another_machine_from_the_last_check
     assert _remote(remote, "show", f"flower/{run_id}:second.txt").stdout == "FIRST-TURN\nSECOND-TURN\n"
     assert _remote(remote, "show", f"flower/{run_id}:first.txt").stdout == "FIRST-TURN\n"
     assert _remote(remote, "cat-file", "-e", f"flower/{run_id}:scratch-dead.txt").returncode != 0
+    assert step["checkpoint"] == _remote(remote, "rev-parse", f"flower/{run_id}").stdout.strip()
+    text = fleet.flower("fleet", "status", run_id, name="reader")
+    assert f"(workspace restored from checkpoint {last[:12]})" in text.stdout, text.stdout
 
     # A third process with another HOME, on neither machine, finds the one session by the common path (the
     # directory made empty there, as `flower -w` asks: the sessions are in the store, not in it).

@@ -77,7 +77,10 @@ def _state_lines(state: RunState) -> list[str]:
         outcome = done.get(name)
         if outcome is not None:
             how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {outcome.error}")
-            lines.append(f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}")
+            line = f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}"
+            if outcome.restored_from:
+                line += f"  (workspace restored from checkpoint {outcome.restored_from[:12]})"
+            lines.append(line)
         elif name in running:
             held = running[name]
             lines.append(f"  {name}: {held.state or 'running'}  attempt {held.attempt}  on {held.worker or '-'}")
