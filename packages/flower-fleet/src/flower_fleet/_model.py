@@ -62,7 +62,7 @@ class StepOutcome:
     worker: str = ""  # the identity of the worker that ran the last attempt
     attempt: int = 1
     restored_from: str = ""  # the checkpoint commit the last attempt's workspace was restored from ("" if not)
-    checkpoint: str = ""  # the step-end checkpoint pushed to flower/<run id> ("" when none: nothing new, push failed)
+    checkpoint: str = ""  # flower/<run id>'s commit after the step-end checkpoint ("" when its push failed)
 
 
 @dataclass
