@@ -1,10 +1,12 @@
-"""What the fleet's end-to-end tests share: `flower` as a subprocess, worker processes, a run's workspace."""
+"""What the fleet's end-to-end tests share: `flower` as a subprocess, worker processes (each optionally on a
+"machine" of its own: its own fleet root at the common path), a run's workspace."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +23,47 @@ FLOWS_ONE_STEP = (
     "def main():\n"
     "    return Workflow([Step('hello', writer, 'say hello')], name='one-step')\n"
 )
+
+
+# Run inside a private mount namespace: the worker's own root directory ($1) mounted over the common fleet root
+# ($2), then the worker itself. unshare and sh exec, so the worker's pid is the Popen's (its identity names it).
+_MOUNT_OWN_ROOT = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+
+
+def on_own_machine(own: Path, common: Path, argv: list[str]) -> list[str]:
+    """``argv`` run where ``common`` shows the files of ``own``: two machines with the same fleet root path and
+    different disks, emulated on one (the SDK keys sessions by the workspace path, so the path must be one)."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", _MOUNT_OWN_ROOT, "machine", str(own), str(common), *argv]  # fmt: skip
+
+
+def own_roots_unsupported(tmp: Path) -> str | None:
+    """Why workers cannot have fleet roots of their own here (unshare/mount not permitted), None when they can:
+    a probe mounts a directory with a marker over an empty one in a namespace of its own, and looks."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "unshare(1) and mount(8) (util-linux) are needed to give each worker a fleet root of its own"
+    own, common = tmp / "probe-own", tmp / "probe-common"
+    own.mkdir(exist_ok=True)
+    common.mkdir(exist_ok=True)
+    (own / "marker").write_text("own\n")
+    try:
+        done = subprocess.run(
+            on_own_machine(own, common, ["cat", str(common / "marker")]),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        leaked = any(common.iterdir())
+    if done.returncode != 0 or done.stdout != "own\n":
+        said = (done.stderr or done.stdout).strip().splitlines() or ["(no message)"]
+        return (
+            f"a private mount namespace with a bind mount is not permitted here ({said[-1]}); run the tests as root "
+            "or in a container with CAP_SYS_ADMIN to give each worker a fleet root of its own"
+        )
+    if leaked:
+        return "the probe's bind mount showed outside its mount namespace (mount propagation is shared here)"
+    return None
 
 
 @dataclass
@@ -58,10 +101,21 @@ class Fleet:
             timeout=timeout,
         )
 
-    def start_worker(self, name: str, *args: str, root: Path | None = None) -> subprocess.Popen[str]:
+    def start_worker(
+        self, name: str, *args: str, root: Path | None = None, own_root: Path | None = None
+    ) -> subprocess.Popen[str]:
+        """A worker process, polling when this returns. With ``own_root`` it is a machine of its own: its fleet
+        root is the common path (``root``, else ``<tmp>/root``) showing ``own_root``'s files, in a mount namespace
+        of its own (`on_own_machine`; see `own_roots_unsupported`)."""
         log = (self.tmp / f"worker-{name}.log").open("w")
+        argv = [sys.executable, "-m", "flower_cli", "fleet", "worker", "--heartbeat-every", "1", *args]
+        if own_root is not None:
+            common = root or self.tmp / "root"
+            common.mkdir(parents=True, exist_ok=True)
+            own_root.mkdir(parents=True, exist_ok=True)
+            argv = on_own_machine(own_root, common, argv)
         process = subprocess.Popen(
-            [sys.executable, "-m", "flower_cli", "fleet", "worker", "--heartbeat-every", "1", *args],
+            argv,
             cwd=self.tmp,
             env=self.env(name, root),
             stdin=subprocess.DEVNULL,

@@ -24,6 +24,7 @@ from flower_fleet._checkpoint import (
     checkpoint,
     periodic_checkpoints,
     prepare_workspace,
+    pushed_checkpoint,
     restored_note,
     workspace_path,
 )
@@ -291,3 +292,20 @@ async def test_a_failing_periodic_checkpoint_is_logged_not_raised(
     with pytest.raises(ValueError, match="positive"):
         async with periodic_checkpoints(ws, RUN, 0):
             pass
+
+
+def test_the_step_end_checkpoint_names_the_branchs_commit_when_a_periodic_one_pushed_everything(
+    remote: str, machines: tuple[Path, Path]
+) -> None:
+    from flower_fleet._model import RunSpec
+    from flower_fleet._workspace import checkpoint as step_end_checkpoint
+    from flower_fleet._workspace import prepare
+
+    spec = RunSpec(run_id=RUN, workflow="flows.py:main", repo=remote, branch="main")
+    prepared = prepare(machines[0], spec)
+    assert pushed_checkpoint(prepared.path, RUN) is None, "nothing pushed yet"
+    (prepared.path / "app.py").write_text("print('periodic')\n")
+    periodic = checkpoint(prepared.path, RUN, "periodic")
+    assert periodic is not None and pushed_checkpoint(prepared.path, RUN) == periodic == remote_head(remote)
+    # Nothing changed since: the step's result is the periodic checkpoint, and the step end says so.
+    assert step_end_checkpoint(prepared, spec, "step work ended") == periodic

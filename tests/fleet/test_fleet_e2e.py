@@ -327,3 +327,9 @@ def test_a_run_from_a_git_remote_is_cloned_into_the_fleet_root_and_its_step_end_
         ["git", "--git-dir", str(remote), "show", f"flower/{run_id}:made.txt"], capture_output=True, text=True
     )
     assert pushed.returncode == 0 and pushed.stdout == "MADE-BY-THE-STEP\n", pushed.stderr
+    [step] = status_json(fleet, run_id)["done"]
+    head = subprocess.run(
+        ["git", "--git-dir", str(remote), "rev-parse", f"flower/{run_id}"], capture_output=True, text=True
+    )
+    assert step["checkpoint"] == head.stdout.strip(), "the step-end checkpoint is the branch's head"
+    assert step["restored_from"] == "", "a fresh clone was not restored from a checkpoint"

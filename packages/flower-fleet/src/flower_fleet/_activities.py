@@ -158,5 +158,7 @@ class FleetActivities:
             cost_usd=done.cost_usd,
             worker=self.identity,
             attempt=info.attempt,
-            restored_from=prepared.commit or commit or "",
+            # Only a restore is a restore: a fresh clone's step-end commit is its checkpoint, not its origin.
+            restored_from=prepared.commit or "",
+            checkpoint=commit or "",
         )

@@ -45,6 +45,7 @@ __all__ = [
     "checkpoint",
     "periodic_checkpoints",
     "prepare_workspace",
+    "pushed_checkpoint",
     "restored_note",
     "workspace_path",
 ]
@@ -387,6 +388,12 @@ def checkpoint(workspace: Path, run_id: str, reason: str) -> str | None:
             return None
         _push(path, run_id, identity)
         return _out(path, "rev-parse", "HEAD")
+
+
+def pushed_checkpoint(workspace: Path, run_id: str) -> str | None:
+    """The newest checkpoint of ``run_id`` this workspace pushed or fetched (its ``origin/flower/<run-id>``), None
+    when it has none. After a `checkpoint` that returned None (nothing new), that is the workspace's HEAD."""
+    return _rev(Path(workspace), f"refs/remotes/origin/{_branch(_check_run_id(run_id))}")
 
 
 @asynccontextmanager

@@ -77,7 +77,10 @@ def _state_lines(state: RunState) -> list[str]:
         outcome = done.get(name)
         if outcome is not None:
             how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {outcome.error}")
-            lines.append(f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}")
+            line = f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}"
+            if outcome.restored_from:
+                line += f"  (workspace restored from checkpoint {outcome.restored_from[:12]})"
+            lines.append(line)
         elif name in running:
             held = running[name]
             lines.append(f"  {name}: {held.state or 'running'}  attempt {held.attempt}  on {held.worker or '-'}")
@@ -114,6 +117,12 @@ def worker(
     heartbeat_every: Annotated[
         float, typer.Option("--heartbeat-every", min=0.1, help="Seconds between a running step's heartbeats.")
     ] = 5.0,
+    checkpoint_every: Annotated[
+        float,
+        typer.Option(
+            "--checkpoint-every", min=1.0, help="Seconds between the checkpoints of a --repo run's step while it runs."
+        ),
+    ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
     import asyncio
@@ -127,7 +136,7 @@ def worker(
 
     async def go() -> None:
         fleet = await Fleet.connect(root=root)
-        made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every)
+        made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every, checkpoint_every=checkpoint_every)
         sys.stderr.write(
             f"flower fleet: worker {made.config().get('identity')} polling {fleet.config.task_queue} "
             f"on {fleet.config.address} with {slots} slot(s)\n"

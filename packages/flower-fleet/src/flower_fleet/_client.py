@@ -185,15 +185,18 @@ class Fleet:
         store: str | None = None,
         root: Path | None = None,
         heartbeat_every: float = 5.0,
+        checkpoint_every: float = 300.0,
         identity: str = "",
     ) -> Worker:
         """A worker that runs up to ``slots`` steps at once, with sessions in ``store`` (the URL every worker
-        shares) and workspaces under ``root`` (default: the config's fleet root). Run it with ``await
+        shares) and workspaces under ``root`` (default: the config's fleet root); a ``--repo`` run's workspace is
+        checkpointed every ``checkpoint_every`` seconds while a step runs. Run it with ``await
         worker.run()``; ``await worker.shutdown()`` stops polling and hands its running steps back."""
         activities = FleetActivities(
             root=(root or self.config.root).expanduser().resolve(),
             store=store,
             heartbeat_every=heartbeat_every,
+            checkpoint_every=checkpoint_every,
             identity=identity,
         )
         return Worker(

@@ -61,7 +61,8 @@ class StepOutcome:
     cost_usd: float = 0.0
     worker: str = ""  # the identity of the worker that ran the last attempt
     attempt: int = 1
-    restored_from: str = ""  # the checkpoint commit the workspace was restored from, when it was
+    restored_from: str = ""  # the checkpoint commit the last attempt's workspace was restored from ("" if not)
+    checkpoint: str = ""  # flower/<run id>'s commit after the step-end checkpoint ("" when its push failed)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ._checkpoint import checkpoint as _commit_and_push
-from ._checkpoint import periodic_checkpoints, prepare_workspace, restored_note, workspace_path
+from ._checkpoint import periodic_checkpoints, prepare_workspace, pushed_checkpoint, restored_note, workspace_path
 from ._model import RunSpec
 
 __all__ = ["Prepared", "checkpoint", "checkpoints_while", "prepare", "run_dir"]
@@ -52,10 +52,11 @@ def prepare(root: Path, spec: RunSpec) -> Prepared:
 
 
 def checkpoint(prepared: Prepared, spec: RunSpec, reason: str) -> str | None:
-    """Commit and push the workspace to ``flower/<run id>`` (nothing for a shared run); the commit, or None."""
+    """Commit and push the workspace to ``flower/<run id>`` (nothing for a shared run); the branch's commit after
+    it — the new one, or the one a periodic checkpoint already pushed when nothing changed since — or None."""
     if not _checkpointed(spec):
         return None
-    return _commit_and_push(prepared.path, spec.run_id, reason)
+    return _commit_and_push(prepared.path, spec.run_id, reason) or pushed_checkpoint(prepared.path, spec.run_id)
 
 
 @contextlib.asynccontextmanager
