@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["convert_without_pydantic"]
 
@@ -34,7 +34,7 @@ def _light_class() -> type | None:
     except ImportError:
         return None
 
-    class _Light(RuntimeParam):  # type: ignore[misc] - typer's own (untyped to mypy) base
+    class _Light(RuntimeParam):
         """typer's conversion of a path, a string or an enum choice, minus the pydantic adapter around it."""
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
@@ -48,7 +48,7 @@ def _light_class() -> type | None:
                 return coerce_cli_path(value, info, path_type=Path, param=param, ctx=ctx)
             if annotation is Path and type(value) is str:
                 # typer validates Path(value) but checks (and names in its messages) the string typed.
-                return Path(coerce_cli_path(value, info, path_type=None, param=param, ctx=ctx))
+                return Path(cast(str, coerce_cli_path(value, info, path_type=None, param=param, ctx=ctx)))
             if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
                 try:
                     return coerce_cli_choice(
