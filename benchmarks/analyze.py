@@ -18,8 +18,8 @@ Then, in fresh subprocesses, each measured alone (``os.wait4`` gives that child'
 
 Targets: analyze's peak memory <= 250 MB at every size, its time <= 2x the scan's. Three ratios are printed:
 whole processes by wall clock and by CPU time, and CPU time less each program's start-up (both run on an
-empty run first: flower pays ~0.4 s of imports — its command line, whose typer imports pydantic to parse
-options, and flower-stores, but no SDK — the scan ~0.05 s). Each figure is the median of ``--rounds``
+empty run first: flower pays ~0.2 s of imports — its command line and flower-stores, but no SDK and no
+pydantic (typer 0.29 would import it to convert options: see flower_cli/cli/_params.py) — the scan ~0.05 s). Each figure is the median of ``--rounds``
 interleaved rounds. Absolute times vary from machine to machine; the ratios are the result, and CPU time is
 the steadier one when other processes share the machine.
 """

@@ -114,3 +114,15 @@ def test_analyze_imports_no_sdk(tmp_path: Path, args: list[str]) -> None:
     sdk = sorted(m for m in loaded if m.split(".")[0] in ("claude_agent_sdk", "mcp", "flower_resilience"))
     assert not sdk, f"`flower {' '.join([*args, 'analyze'])}` imported {sdk[:5]}: keep the SDK off analyze's path"
     assert "flower_cli.analyze" in loaded and "flower_stores" in loaded  # it did read the run
+    # typer 0.29 converts option values through pydantic (~0.25 s to import and build); flower's paths,
+    # strings, flags and choices are converted without it (cli/_params.py).
+    assert "pydantic" not in loaded, "`flower analyze` imported pydantic: see cli/_params.py"
+
+
+def test_global_options_import_no_pydantic(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs"
+    _small_run(run_dir)
+    loaded = _modules_after("-w", str(tmp_path), "-r", str(run_dir), "--color", "NEVER", "-v", "sessions", "--help")
+    assert "pydantic" not in loaded
+    loaded = _modules_after("--color", "always", "analyze", str(run_dir), "--html", str(tmp_path / "p.html"), "--wide")
+    assert "pydantic" not in loaded

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -147,6 +149,41 @@ def test_steps_cost_and_the_table(coordinator_run: Run) -> None:
     assert row["session_id"][:8] in table.stdout and f"${row['cost_usd']:.4f}" in table.stdout
     assert f"{report['totals']['worker_share'] * 100:.0f}% of the characters" in table.stdout
     assert table.stderr == ""
+
+
+@pytest.mark.parametrize("which", ["coordinator_run", "workflow_run"])
+def test_the_on_resume_numbers_are_the_full_rewrites_report(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """analyze computes "on resume" with flower_stores.rewrite_report (no transcript built); on every stored
+    thread of a real run it equals the report of the full rewrite a resume would run, and each session's
+    on_resume is its main thread's."""
+    import flower_stores
+
+    run: Run = request.getfixturevalue(which)
+    # A copy: even a read-only connection leaves -shm beside a WAL database, and the run dir stays untouched.
+    for name in ("sessions.db", "sessions.db-wal"):
+        if (run.run_dir / name).exists():
+            shutil.copy(run.run_dir / name, tmp_path / name)
+    db = sqlite3.connect(tmp_path / "sessions.db")
+    threads: dict[str, list[dict[str, Any]]] = {}
+    for key, payload in db.execute("SELECT store_key, payload FROM entries ORDER BY store_key, seq"):
+        threads.setdefault(key, []).append(json.loads(payload))
+    db.close()
+    policies = {
+        "ephemeral": flower_stores.EphemeralPolicy(),
+        "trim_policy": flower_stores.TrimPolicy(),
+        "prune_policy": flower_stores.PrunePolicy(),
+    }
+    full: dict[str, dict[str, Any]] = {}
+    for key, entries in threads.items():
+        expected = flower_stores.rewrite(entries, run.workspace, write_spill=False, **policies).report
+        assert flower_stores.rewrite_report(entries, run.workspace, **policies) == expected, key
+        full[key] = expected.as_dict()
+    sessions = run.analyze_json()["sessions"]
+    assert sessions
+    for session in sessions:
+        assert session["on_resume"] == full[f"{session['project_key']}/{session['session_id']}"]
 
 
 def _fingerprint(run_dir: Path) -> dict[str, tuple[str, float]]:

@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 from stores._transcripts import Transcript
 from stores.test_chain import STEPS, _build
 
-from flower_stores import EphemeralPolicy, LoadReport, PrunePolicy, TrimPolicy, expire, prune, rewrite, trim
+from flower_stores import (
+    EphemeralPolicy,
+    LoadReport,
+    PrunePolicy,
+    TrimPolicy,
+    expire,
+    prune,
+    rewrite,
+    rewrite_report,
+    trim,
+)
 from flower_stores._engine import rewrite_once
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,6 +178,11 @@ def test_one_scan_equals_the_composed_steps(
         owned=True,
     )
     assert owned == (expected, expected_report)
+    # The report alone (no transcript built, no parent links kept) is the full rewrite's, notes included; from
+    # a generator too, read once, as `flower analyze` feeds it.
+    assert rewrite_report(t.entries, tmp_path, **chosen) == expected_report
+    assert rewrite_report(iter(copy.deepcopy(t.entries)), tmp_path, **chosen) == expected_report
+    assert t.entries == before
 
 
 def test_a_message_split_by_a_run_of_removed_entries_is_healed_once_after_its_last_piece(tmp_path: Path) -> None:
@@ -182,6 +197,56 @@ def test_a_message_split_by_a_run_of_removed_entries_is_healed_once_after_its_la
     assert len(heals) == 1 and [b["tool_use_id"] for b in heals[0]["message"]["content"]] == ["s0-0", "s0-1"]
 
 
+def _orphan_piece(t: Transcript, message_id: str, tool_id: str) -> None:
+    t.add(
+        {
+            "type": "assistant",
+            "message": {
+                "id": message_id,
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": "make"}}],
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [("m1", "x"), ("m1", "x")],  # one message repeats its call id: healed once
+        [("m1", "x"), ("m2", "x")],  # two messages orphan the same id: each heal carries it
+        [("m1", "x"), ("m1", "y"), ("m2", "x"), ("m2", "y"), ("m1", "x")],
+    ],
+)
+def test_the_report_alone_counts_heals_of_an_id_orphaned_twice_as_the_rewrite_does(
+    pieces: list[tuple[str, str]], tmp_path: Path
+) -> None:
+    """The one count the report cannot take from the scan alone when a call id repeats: which pieces share a
+    message (and so one heal entry) follows the parent links, which the report then looks up."""
+    t = Transcript()
+    t.user("go")
+    for message_id, tool_id in pieces:
+        _orphan_piece(t, message_id, tool_id)
+        t.add({"type": "assistant", "isApiErrorMessage": True, "message": {"model": "<synthetic>", "content": []}})
+    t.user("next")
+    for chosen in ({"prune_policy": PrunePolicy()}, {"prune_policy": PrunePolicy(drop_api_errors=False)}):
+        expected = rewrite(t.entries, tmp_path, **chosen).report
+        assert expected.orphans_healed > 0
+        assert rewrite_report(t.entries, tmp_path, **chosen) == expected
+
+
+def test_the_report_alone_notes_a_removed_uuid_a_survivor_shares_as_the_rewrite_does(tmp_path: Path) -> None:
+    """The scan of a report keeps no uuids; a removal looks them up, to note the one a survivor also carries."""
+    t = Transcript()
+    t.user("go")
+    error = t.add({"type": "assistant", "isApiErrorMessage": True, "message": {"model": "<synthetic>", "content": []}})
+    t.user("again")["uuid"] = error["uuid"]
+    t.user("next")
+    expected = rewrite(t.entries, tmp_path, prune_policy=PrunePolicy()).report
+    assert expected.notes and expected.api_errors_dropped == 1
+    assert rewrite_report(t.entries, tmp_path, prune_policy=PrunePolicy()) == expected
+
+
 def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("flower_bench_stores", ROOT / "benchmarks" / "stores.py")
     assert spec is not None and spec.loader is not None
@@ -192,6 +257,7 @@ def test_equal_on_the_benchmark_session(tmp_path: Path) -> None:
     expected, expected_report = _reference(session, tmp_path, **chosen)
     got, report = rewrite(session, tmp_path, **chosen)
     assert got == expected and report == expected_report
+    assert rewrite_report(session, tmp_path, **chosen) == expected_report
     assert (
         report.trimmed
         and report.expired

@@ -5,7 +5,7 @@
 ``TrimmingSessionStore`` / ``PruningSessionStore`` wrap any session store and rewrite only what ``load``
 returns — what a resumed session feeds back to the model — never the stored copy. The rewrite steps are
 public pure functions (`expire`, `trim`, `prune`, `relink`, `heal_orphans`, `rewrite`) for apps with their
-own store.
+own store; `rewrite_report` gives what `rewrite` would report, without rewriting.
 
 `SessionIndex` is the typed seam for what flower asks a store beyond the SDK protocol (``has_session``,
 ``has_entry``, ``last_context``, ``counts``, ``where``); the layers answer it over any backend, and
@@ -34,7 +34,7 @@ from ._postgres import PostgresSessionStore
 from ._prune import is_api_error, is_interrupted, prune
 from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
 from ._report import LoadReport, trim_report
-from ._rewrite import rewrite
+from ._rewrite import rewrite, rewrite_report
 from ._rewritten import Rewritten
 from ._runs import RunRecords
 from ._sqlite import SqliteSessionStore
@@ -87,6 +87,7 @@ __all__ = [
     "refusal",
     "relink",
     "rewrite",
+    "rewrite_report",
     "session_index",
     "spill_path",
     "store_from_url",

@@ -15,11 +15,17 @@ unique index): the scan then skips collecting uuids to look for repeats.
 `SqliteSessionStore.load` returns — and will not look at them again: the changed blocks are then rewritten
 in place instead of copied along the path to the change. The result is equal either way (tested); the copies
 are most of what is left of a layered load's cost once the scan is done.
+
+``report_only=True`` (`rewrite_report`) computes the report and nothing else: no transcript is built, and the
+scan keeps none of the parent links that only relinking needs. Every count comes from the same decisions as
+the full rewrite; the two places that would need the links or every uuid — which message a heal entry follows,
+and whether a removed uuid is shared — look them up from the entries only in the rare transcript that needs
+it (see `_heal_count` and the shared-uuid pass). A property test holds it equal to the full rewrite's report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -63,6 +69,52 @@ class _NoteMaker:
         return (filled[0], filled[1]) if len(filled) == 2 and "\x00" not in shown else None
 
 
+def _surviving_children(
+    entries: list[Any], children_of: Callable[[str], list[int]], removed: Mapping[int, bool]
+) -> Callable[[str], list[int]]:
+    """``kids(uid)``: the surviving children of ``uid`` after relinking — its own, and those below any run of
+    removed entries between them (``removed``: index -> whether its uuid is gone)."""
+    relinked: dict[str, list[int]] = {}
+
+    def kids(uid: str) -> list[int]:
+        # Iterative: a recursive closure would be a reference cycle holding the whole transcript until the
+        # next full GC.
+        if uid not in relinked:
+            found: list[int] = []
+            below = [uid]
+            while below:
+                for c in children_of(below.pop()):
+                    if c not in removed:
+                        found.append(c)
+                    elif removed[c]:  # a removed entry whose uuid is gone: its children come up to uid
+                        below.append(entries[c]["uuid"])
+            relinked[uid] = sorted(found)
+        return relinked[uid]
+
+    return kids
+
+
+def _heal_count(entries: list[Any], orphans_at: Mapping[int, list[str]], removed: Mapping[int, bool]) -> int:
+    """How many results the full rewrite's heal entries carry, without building them.
+
+    A heal entry goes after the last piece of each message (`heal_sites`) and carries each orphan id of its
+    pieces once, so the count is the sum, over messages, of their distinct orphan ids. When no id is orphaned
+    in two entries (every transcript Claude Code writes: a call id is unique), which pieces share a message
+    cannot change that sum: it is each entry's distinct ids, summed. Otherwise the messages are found as the
+    full rewrite finds them, through the parent links, looked up here and only here.
+    """
+    distinct = [set(ids) for ids in orphans_at.values()]
+    if len(set().union(*distinct)) == sum(len(ids) for ids in distinct):
+        return sum(len(ids) for ids in distinct)
+    children: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        parent = entry.get("parentUuid") if type(entry) is dict else None
+        if type(parent) is str:
+            children.setdefault(parent, []).append(i)
+    kids = _surviving_children(entries, lambda uid: children.get(uid, []), removed)
+    return sum(len(ids) for ids in heal_sites(entries, orphans_at, kids).values())
+
+
 def rewrite_once(
     source: Iterable[Entry],
     workspace: str | PathLike[str],
@@ -72,6 +124,7 @@ def rewrite_once(
     write_spill: bool = True,
     owned: bool = False,
     unique_uuids: bool = False,
+    report_only: bool = False,
 ) -> Rewritten:
     do_expire = ephemeral is not None and ephemeral.enabled
     do_trim = trim_policy is not None and trim_policy.enabled
@@ -118,13 +171,14 @@ def rewrite_once(
     keep = entries.append
     uids: list[str] = []  # every entry's uuid: only to learn whether any repeats
     keep_uid = uids.append
+    links = not report_only  # relinking's bookkeeping: the parent links, the other links, every uuid
     for i, entry in enumerate(source):
         keep(entry)
         if type(entry) is not dict:
             if do_prune:
                 notes.append(f"entry {i} is a JSON {type(entry).__name__}, not an object: passed through")
             continue
-        if not unique_uuids:
+        if links and not unique_uuids:
             uid = entry.get("uuid")
             if type(uid) is str:
                 keep_uid(uid)
@@ -133,11 +187,13 @@ def rewrite_once(
             if type(parent) is not str:
                 if do_prune:
                     notes.append(f"entry {i} has a parentUuid that is a {type(parent).__name__}: left as it is")
+            elif not links:
+                pass  # a report needs no parent links (the rare heal that does finds them itself)
             elif parent not in first_child:  # (two plain dict operations: cheaper than a setdefault call)
                 first_child[parent] = i
             else:
                 more_children.setdefault(parent, []).append(i)
-        if "leafUuid" in entry or "logicalParentUuid" in entry:
+        if links and ("leafUuid" in entry or "logicalParentUuid" in entry):
             other_links.append(i)
         etype = entry.get("type")
         message = entry.get("message")
@@ -267,7 +323,7 @@ def rewrite_once(
         candidates = all_but_newest(denied, prune_policy.keep_denials)
         dead = {x for x in candidates if x not in in_protected}
 
-        api_errors = 0
+        api_errors = healed = 0
         if prune_policy.drop_api_errors:
             for i in api_error_at:
                 removed[i] = isinstance(entries[i].get("uuid"), str)
@@ -297,6 +353,8 @@ def rewrite_once(
                 drop.setdefault(uid, entries[i].get("parentUuid"))
         # A uuid a surviving entry also carries is not gone: links to it stay (see `prune`). Only a transcript
         # that repeats a uuid at all (rare) needs the pass that finds which.
+        if drop and not unique_uuids and report_only:  # the uuids were not collected during the scan
+            uids = [u for e in entries if type(e) is dict and type(u := e.get("uuid")) is str]
         if drop and not unique_uuids and len(uids) != len(set(uids)):
             for i, entry in enumerate(entries):
                 if i not in removed and type(entry) is dict:
@@ -320,36 +378,22 @@ def rewrite_once(
                 if tool_id not in settled:  # only the few unanswered calls get a list
                     calls_at.setdefault(i, []).append(tool_id)
             orphans_at = unanswered(calls_at, settled, skip=removed)
-            if orphans_at:
-                relinked: dict[str, list[int]] = {}
-
-                def kids(uid: str) -> list[int]:
-                    """The surviving children of ``uid`` after relinking: its own, and those below any run of
-                    removed entries between them. Iterative (a recursive closure would be a reference cycle
-                    holding the whole transcript until the next full GC)."""
-                    if uid not in relinked:
-                        found: list[int] = []
-                        below = [uid]
-                        while below:
-                            for c in children_of(below.pop()):
-                                if c not in removed:
-                                    found.append(c)
-                                elif removed[c]:  # a removed entry whose uuid is gone: its children come up to uid
-                                    below.append(entries[c]["uuid"])
-                        relinked[uid] = sorted(found)
-                    return relinked[uid]
-
-                heals = heal_sites(entries, orphans_at, kids)
+            if orphans_at and report_only:
+                healed = _heal_count(entries, orphans_at, removed)
+            elif orphans_at:
+                heals = heal_sites(entries, orphans_at, _surviving_children(entries, children_of, removed))
         report += LoadReport(
             denials_dropped=len(dead),
             api_errors_dropped=api_errors,
             interrupts_neutralized=len(neutral),
-            orphans_healed=sum(len(ids) for ids in heals.values()),
+            orphans_healed=healed if report_only else sum(len(ids) for ids in heals.values()),
             pruned=len(removed),
             notes=tuple(notes),
         )
     else:
         survivor = relinked_parent(drop)
+    if report_only:
+        return Rewritten([], report)
 
     inserted = (
         {tail: heal_entry(entries[tail], ids, prune_policy.orphan_text) for tail, ids in heals.items()}

@@ -30,20 +30,20 @@ def _count(value: Any) -> int:
 def _on_resume(entries: Iterable[Mapping[str, Any]], workspace: Path) -> dict[str, int]:
     """What the store's load-time layers would keep out if the session were resumed now (trimming on).
 
-    Computed, not applied: ``write_spill=False`` writes no spill file, and the stored entries are not touched.
-    ``entries`` is read once, as they come (see `_session`).
+    Computed, not applied: `rewrite_report` gives the full rewrite's report without building the rewritten
+    transcript or writing a spill file, and the stored entries are not touched. ``entries`` is read once, as
+    they come (see `_session`).
     """
     import flower_stores
 
-    rewritten = flower_stores.rewrite(
+    report = flower_stores.rewrite_report(
         entries,
         workspace,
         ephemeral=flower_stores.EphemeralPolicy(),
         trim_policy=flower_stores.TrimPolicy(),
         prune_policy=flower_stores.PrunePolicy(),
-        write_spill=False,
     )
-    return rewritten.report.as_dict()
+    return report.as_dict()
 
 
 @dataclass
@@ -72,7 +72,7 @@ def _session(
     """The session's report, and its part in each step whose window is in ``windows`` (by step position).
 
     The main thread is read in one pass: each entry, as it is parsed, goes through the thread's reader and on
-    into the "on resume" estimate (the store's rewrite), while it is still in the cache — walking a parsed
+    into the "on resume" estimate (the store's rewrite report), while it is still in the cache — walking a parsed
     transcript again costs about as much as parsing it. ``main`` keeps the entries for the steps' windows.
     """
     reader = ThreadReader("main")

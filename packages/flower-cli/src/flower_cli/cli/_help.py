@@ -12,6 +12,8 @@ from typing import Any
 
 from typer.core import TyperCommand, TyperGroup
 
+from ._params import convert_without_pydantic
+
 __all__ = ["GLOBAL_OPTIONS", "FlowerCommand", "FlowerGroup", "epilog"]
 
 GLOBAL_OPTIONS = (
@@ -40,7 +42,14 @@ def _write_epilog(command: Any, formatter: Any) -> None:
 
 
 class FlowerCommand(TyperCommand):
-    """A command whose usage line and argument list name each argument by its metavar."""
+    """A command whose usage line and argument list name each argument by its metavar (and whose paths,
+    strings and choices are converted without pydantic: see `_params`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        # Here rather than at construction: typer adds the completion options later, and --help per context.
+        params: list[Any] = super().get_params(ctx)
+        convert_without_pydantic(params)
+        return params
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -75,7 +84,14 @@ class FlowerCommand(TyperCommand):
 
 
 class FlowerGroup(TyperGroup):
-    """A group (``flower``, ``flower sessions``) whose epilog is printed as written."""
+    """A group (``flower``, ``flower sessions``) whose epilog is printed as written (and whose options convert
+    without pydantic, as a command's)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        # Here rather than at construction: typer adds the completion options later, and --help per context.
+        params: list[Any] = super().get_params(ctx)
+        convert_without_pydantic(params)
+        return params
 
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         _write_epilog(self, formatter)
