@@ -135,7 +135,10 @@ def test_a_clarifier_question_waits_holding_no_slot_and_fleet_answer_reaches_it(
     done = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, "--wait")
     assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
-    assert claude_env.unscripted == [] and claude_env.rejected == []
+    # The pause closes the clarifier's Claude Code while its ask call is open; it may still send one request with
+    # the failed call's result before it is gone (a known limit, in the README). Nothing else is unscripted.
+    assert claude_env.rejected == []
+    assert all(CLARIFIER(r) and not r.last_user_text for r in claude_env.unscripted), claude_env.unscripted
 
     # The clarifier's next request carries the answer, in the same session that asked.
     clarifier = [r for r in claude_env.message_requests if CLARIFIER(r)]
