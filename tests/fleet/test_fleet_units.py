@@ -69,3 +69,32 @@ def test_the_plan_loader_reads_a_workflow_from_the_workspace_and_says_what_is_wr
         load_workflow(tmp_path, "missing.py:main")
     with pytest.raises(PlanError, match="file.py:attr"):
         load_workflow(tmp_path, "flows.py")
+
+
+def test_submit_tells_a_workflow_from_an_ask() -> None:
+    from flower_fleet._cli import _is_workflow
+
+    assert _is_workflow("flows.py:main") and _is_workflow("pkg.flows:build") and _is_workflow("sub/flows.py:main")
+    assert not _is_workflow("build a greeter") and not _is_workflow("refactor") and not _is_workflow("fix: the bug")
+
+
+def test_the_answer_note_carries_the_question_and_the_answer_or_gos_texts() -> None:
+    from flower_cli import HumanChannel
+    from flower_fleet._questions import answer_note
+
+    channel = HumanChannel()
+    note = answer_note("English or French?", " French {x} ", timed_out=False, channel=channel)
+    assert "You asked: English or French?" in note and "The person answered:\nFrench {x}" in note
+    assert "{where}" in note, "the runner fills in where the workspace came from"
+    assert channel.timeout_text in answer_note("Q?", "", timed_out=True, channel=channel)
+    assert channel.declined_text in answer_note("Q?", "  ", timed_out=False, channel=channel)
+
+
+async def test_go_flow_run_phase_refuses_a_later_round_without_its_session_and_feedback(tmp_path: Path) -> None:
+    from flower_cli import GoSettings, HumanChannel, WorkflowError, build_go_flow, go_workbench
+
+    flow = build_go_flow(GoSettings(ask="x"), channel=HumanChannel(), workbench=go_workbench(tmp_path))
+    with pytest.raises(WorkflowError, match="round_no >= 2"):
+        await flow.run_phase(object(), "work", round_no=2)  # type: ignore[arg-type]
+    with pytest.raises(WorkflowError, match="no step 'nope'"):
+        await flow.run_phase(object(), "nope")  # type: ignore[arg-type]

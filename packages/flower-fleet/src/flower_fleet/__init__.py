@@ -18,6 +18,8 @@ __all__ = [
     "FleetConfig",
     "FleetConfigError",
     "FleetRun",
+    "GoSpec",
+    "PhaseInput",
     "Plan",
     "PlanStep",
     "RunNotFoundError",
@@ -36,6 +38,8 @@ _HOMES = {
     "FleetConfig": "_config",
     "FleetConfigError": "_config",
     "FleetRun": "_workflow",
+    "GoSpec": "_model",
+    "PhaseInput": "_model",
     "Plan": "_model",
     "PlanStep": "_model",
     "RunNotFoundError": "_client",
@@ -66,5 +70,5 @@ if TYPE_CHECKING:
     from ._client import Fleet, RunNotFoundError
     from ._config import FleetConfig, FleetConfigError
     from ._ids import step_session_id
-    from ._model import Plan, PlanStep, RunningStep, RunSpec, RunState, StepInput, StepOutcome
+    from ._model import GoSpec, PhaseInput, Plan, PlanStep, RunningStep, RunSpec, RunState, StepInput, StepOutcome
     from ._workflow import FleetRun

@@ -24,13 +24,14 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from flower_cli import Workflow
+from flower_stores import LeaseError
 
 from ._checkpoint import CheckpointError
 from ._loader import PlanError, load_workflow
-from ._model import Plan, PlanStep, RunSpec, StepInput, StepOutcome
+from ._model import PhaseInput, Plan, PlanStep, RunSpec, StepInput, StepOutcome
 from ._records import record_step
 from ._runner import FleetRunner
-from ._workflow import READ_PLAN, RUN_STEP
+from ._workflow import READ_PLAN, RUN_PHASE, RUN_STEP
 from ._workspace import Prepared, checkpoint, checkpoints_while, prepare, run_dir
 
 __all__ = ["FleetActivities", "heartbeating"]
@@ -79,18 +80,37 @@ class FleetActivities:
         self.identity = self.identity or f"{socket.gethostname()}/{os.getpid()}"
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.read_plan, self.run_step]
+        return [self.read_plan, self.run_step, self.run_phase]
 
     async def _prepared(self, spec: RunSpec) -> tuple[Prepared, Workflow]:
-        """The run's workspace (git in a worker thread: the heartbeats keep flowing) and its workflow."""
-        try:
-            prepared = await anyio.to_thread.run_sync(prepare, self.root, spec)
-        except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
-            raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
+        """The run's workspace and its workflow."""
+        prepared = await self._workspace(spec)
         try:
             return prepared, load_workflow(prepared.path, spec.workflow)
         except PlanError as exc:
             raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+
+    async def _workspace(self, spec: RunSpec) -> Prepared:
+        """The run's workspace (git in a worker thread: the heartbeats keep flowing)."""
+        try:
+            return await anyio.to_thread.run_sync(prepare, self.root, spec)
+        except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
+            raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
+
+    def _runtime(self, spec: RunSpec, workspace: Path, attempt: int, **extra: Any) -> Any:
+        from flower_cli import Runtime
+        from flower_stores import LeaseOwner
+
+        return Runtime(
+            workspace,
+            run_dir(self.root, spec.run_id),
+            store=self.store,
+            # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
+            # lease the next attempt may take, instead of waiting out a longer lease.
+            lease_ttl=spec.heartbeat_timeout,
+            lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{attempt}"),
+            **extra,
+        )
 
     @activity.defn(name=READ_PLAN)
     async def read_plan(self, spec: RunSpec) -> Plan:
@@ -100,9 +120,6 @@ class FleetActivities:
 
     @activity.defn(name=RUN_STEP)
     async def run_step(self, given: StepInput) -> StepOutcome:
-        from flower_cli import Runtime
-        from flower_stores import LeaseError, LeaseOwner
-
         info = activity.info()
         spec = given.spec
         known: dict[str, str] = {}  # label -> session id, as this attempt's sessions appear (the heartbeats say it)
@@ -114,15 +131,7 @@ class FleetActivities:
         # The heartbeats start first: cloning or fetching the workspace can take a while on a big repository.
         async with heartbeating(self.heartbeat_every, details):
             prepared, flow = await self._prepared(spec)
-            runtime = Runtime(
-                prepared.path,
-                run_dir(self.root, spec.run_id),
-                store=self.store,
-                # The lease lapses when the heartbeats would: a worker Temporal presumes dead is also one whose
-                # lease the next attempt may take, instead of waiting out a longer lease.
-                lease_ttl=spec.heartbeat_timeout,
-                lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{info.attempt}"),
-            )
+            runtime = self._runtime(spec, prepared.path, info.attempt)
             runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
             try:
                 async with checkpoints_while(prepared, spec, self.checkpoint_every):
@@ -162,3 +171,48 @@ class FleetActivities:
             restored_from=prepared.commit or "",
             checkpoint=commit or "",
         )
+
+    @activity.defn(name=RUN_PHASE)
+    async def run_phase(self, given: PhaseInput) -> StepOutcome:
+        """One phase of a go run (clarify, goal, or one judged work round); see `_go`."""
+        from ._go import run_phase
+
+        info = activity.info()
+        known: dict[str, str] = {}
+        holder: dict[str, Any] = {}
+
+        def details() -> dict[str, Any]:
+            runner = holder.get("runner")
+            return {"sessions": runner.known if runner else known, "worker": self.identity, "attempt": info.attempt}
+
+        async with heartbeating(self.heartbeat_every, details):
+            prepared = await self._workspace(given.spec)
+            # Epochs grow across the phase's activities (each pause starts a new one at attempt 1 again).
+            epoch = given.resumes * given.spec.max_attempts + info.attempt
+            runtime = self._runtime(given.spec, prepared.path, epoch)
+            try:
+                outcome = await run_phase(
+                    given, runtime, prepared, epoch=epoch, holder=holder, every=self.checkpoint_every
+                )
+                runner = holder["runner"]
+                await record_step(runtime.store, given.spec.run_id, runtime.manifest_path, runner.known)
+            except asyncio.CancelledError:
+                if activity.is_worker_shutdown():
+                    raise ApplicationError(f"worker {self.identity} shut down; the phase resumes elsewhere") from None
+                raise
+            except LeaseError as exc:
+                raise ApplicationError(f"the phase's session is not this attempt's to drive: {exc}") from exc
+            except ValueError as exc:
+                raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+            finally:
+                runtime.close()
+            why = f"question in {outcome.step}" if outcome.question else f"{outcome.step} ended"
+            try:
+                commit = await anyio.to_thread.run_sync(checkpoint, prepared, given.spec, why)
+            except CheckpointError as exc:
+                activity.logger.warning("run %s: checkpoint failed: %s", given.spec.run_id, exc)
+                commit = None
+        outcome.worker, outcome.attempt = self.identity, info.attempt
+        outcome.restored_from = prepared.commit or ""  # only a restore is a restore (see run_step)
+        outcome.checkpoint = commit or ""
+        return outcome

@@ -72,7 +72,8 @@ def _state_lines(state: RunState) -> list[str]:
     head = f"{state.run_id}  {state.status}  {state.workflow}  ${state.cost_usd:.4f}"
     lines = [head]
     done = {o.step: o for o in state.done}
-    running = {r.step: r for r in state.running}
+    # A go phase continued after a question runs as "<label>/<n>": it is the same step.
+    running = {r.step.split("/", 1)[0]: r for r in state.running}
     for name in state.steps:
         outcome = done.get(name)
         if outcome is not None:
@@ -150,9 +151,22 @@ def worker(
     _leave(0)
 
 
+def _is_workflow(target: str) -> bool:
+    """``file.py:attr`` or ``module:attr`` (one word with a colon); anything else is a go ask."""
+    import re
+
+    return re.fullmatch(r"[\w./~-]+:[A-Za-z_]\w*", target.strip()) is not None
+
+
 @app.command()
 def submit(
-    workflow: Annotated[str, typer.Argument(help="The workflow, as file.py:attr inside the run's workspace.")],
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="WORKFLOW|ASK",
+            help="The workflow, as file.py:attr inside the run's workspace; or an ask in words: a go run.",
+        ),
+    ],
     run_id: Annotated[
         str | None, typer.Option("--run-id", help="The run's id; submitting an existing id starts nothing.")
     ] = None,
@@ -168,20 +182,44 @@ def submit(
         float, typer.Option("--heartbeat-timeout", min=1.0, help="Seconds without a heartbeat before a step moves.")
     ] = 30.0,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempts of each step's task.")] = 10,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="A go run: judged work rounds in all.")] = 3,
+    asks: Annotated[
+        int | None, typer.Option("--asks", min=0, help="A go run: questions to the person at most [default: no limit].")
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.0,
+            help="A go run: seconds a question waits for `flower fleet answer` (0: nobody is asked; inf: forever).",
+        ),
+    ] = 1800.0,
+    no_goal: Annotated[bool, typer.Option("--no-goal", help="A go run: no goal and no judge, one round.")] = False,
 ) -> None:
-    """Submit a run of a workflow; print its id (with --wait, its final status)."""
+    """Submit a run — of a workflow (file.py:attr) or of an ask (a go run: clarify, goal, judged rounds) — and
+    print its id (with --wait, its final status)."""
+    import math
+
     if not repo and not shared:
         raise _fail(_USAGE, "say where the run's files come from: --repo URL, or --shared (one filesystem)")
+    is_flow = _is_workflow(target)
+    if not target.strip():
+        raise _fail(_USAGE, 'give a workflow (flows.py:main) or an ask in quotes ("add a greeting")')
 
     async def go(fleet: Fleet) -> tuple[str, RunState | None]:
         rid = await fleet.submit(
-            workflow,
+            target if is_flow else "",
+            ask="" if is_flow else target,
             run_id=run_id,
             repo=repo,
             branch=branch,
             shared=shared,
             heartbeat_timeout=heartbeat_timeout,
             max_attempts=attempts,
+            rounds=rounds,
+            asks=asks,
+            question_timeout=None if math.isinf(timeout) else timeout,
+            goal=not no_goal,
         )
         return rid, (await fleet.result(rid) if wait else None)
 
@@ -216,9 +254,9 @@ def status(
 @app.command()
 def answer(
     run: Annotated[str, typer.Argument(help="The run's id.")],
-    text: Annotated[str, typer.Argument(help="The answer.")],
+    text: Annotated[str, typer.Argument(help="The answer (empty: skip the question; the agent decides).")],
 ) -> None:
-    """Answer the question a run waits on."""
+    """Answer the question a go run waits on (`flower fleet status` shows it); its phase continues with it."""
 
     async def go(fleet: Fleet) -> None:
         await fleet.answer(run, text)

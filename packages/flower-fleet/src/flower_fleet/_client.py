@@ -19,7 +19,7 @@ from temporalio.worker import Worker
 
 from ._activities import FleetActivities
 from ._config import FleetConfig
-from ._model import RunningStep, RunSpec, RunState
+from ._model import GoSpec, RunningStep, RunSpec, RunState
 from ._workflow import FleetRun
 
 __all__ = ["Fleet", "RunNotFoundError"]
@@ -76,26 +76,39 @@ class Fleet:
 
     async def submit(
         self,
-        workflow: str,
+        workflow: str = "",
         *,
+        ask: str = "",
         run_id: str | None = None,
         repo: str = "",
         branch: str = "",
         shared: bool = False,
         heartbeat_timeout: float = 30.0,
         max_attempts: int = 10,
+        rounds: int = 3,
+        asks: int | None = None,
+        question_timeout: float | None = 1800.0,
+        goal: bool = True,
     ) -> str:
-        """Start a run of ``workflow`` (``file.py:attr`` inside the run's workspace); its id. Submitting an id
-        that exists (running or ended) starts nothing and returns it: a retried submit is safe."""
+        """Start a run: of ``workflow`` (``file.py:attr`` inside the run's workspace), or a go run of ``ask`` (the
+        same clarify -> goal -> judged rounds as ``flower go``: ``rounds`` judged rounds in all, ``asks``
+        questions at most, each waiting ``question_timeout`` seconds for `answer` (None: forever), ``goal``
+        False for no goal and no judge). Its id. Submitting an id that exists (running or ended) starts nothing
+        and returns it: a retried submit is safe. Raises ValueError unless exactly one of workflow and ask is
+        given."""
+        if bool(workflow.strip()) == bool(ask.strip()):
+            raise ValueError("give a workflow (file.py:attr) or an ask, not both and not neither")
         run_id = run_id or new_run_id()
+        go = GoSpec(ask.strip(), rounds, asks, question_timeout, goal) if ask.strip() else None
         spec = RunSpec(
             run_id=run_id,
-            workflow=workflow,
+            workflow=workflow or "go",
             repo=repo,
             branch=branch,
             shared=shared,
             heartbeat_timeout=heartbeat_timeout,
             max_attempts=max_attempts,
+            go=go,
         )
         from temporalio.exceptions import WorkflowAlreadyStartedError
 
@@ -155,7 +168,8 @@ class Fleet:
                 return
 
     async def answer(self, run_id: str, text: str) -> None:
-        """Answer the question the run waits on (a Temporal signal: it waits holding no worker slot)."""
+        """Answer the question the run waits on (a Temporal signal: it waits holding no worker slot); an empty
+        text skips the question (the agent makes its own call). A run waiting on no question ignores it."""
         try:
             await self._handle(run_id).signal(FleetRun.answer, text)
         except RPCError as exc:

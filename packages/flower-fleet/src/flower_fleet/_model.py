@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "PlanStep", "RunSpec", "RunState", "RunningStep", "StepInput", "StepOutcome"]
+__all__ = ["GoSpec", "PhaseInput", "Plan", "PlanStep", "RunSpec", "RunState", "RunningStep", "StepInput", "StepOutcome"]
 
 
 @dataclass
@@ -25,6 +25,41 @@ class RunSpec:
     heartbeat_timeout: float = 30.0
     # Attempts of one step's activity (a dead worker, a restart); flower's own Step.retries are inside one.
     max_attempts: int = 10
+    go: GoSpec | None = None  # a go run (`flower fleet submit "ASK"`) instead of a workflow
+
+
+@dataclass
+class GoSpec:
+    """What a go run is asked: the ask, the judged rounds in all, the question quota (None: no limit) and how
+    long a question waits for `flower fleet answer` (None: forever; 0: nobody is asked), as ``flower go``'s
+    ``--rounds``, ``--asks`` and ``--timeout``."""
+
+    ask: str
+    rounds: int = 3
+    asks: int | None = None
+    question_timeout: float | None = 1800.0
+    goal: bool = True  # False: no goal, no judge, one round (``flower go --no-goal``)
+
+
+@dataclass
+class PhaseInput:
+    """One phase of a go run (``clarify``, ``goal``, or one judged ``work`` round) for one activity.
+
+    After a question: ``question`` is what was asked, ``answer`` the person's answer ("" with ``timed_out``:
+    nobody answered in time), ``resumes`` how many times this phase was paused before (it orders the session
+    lease's epochs across the phase's activities), ``asks_used`` the questions the run has used."""
+
+    spec: RunSpec
+    phase: str
+    round_no: int = 1
+    outputs: dict[str, Any] = field(default_factory=dict)
+    work_session: str = ""
+    feedback: str = ""
+    question: str = ""
+    answer: str = ""
+    timed_out: bool = False
+    resumes: int = 0
+    asks_used: int = 0
 
 
 @dataclass
@@ -63,6 +98,13 @@ class StepOutcome:
     attempt: int = 1
     restored_from: str = ""  # the checkpoint commit the last attempt's workspace was restored from ("" if not)
     checkpoint: str = ""  # flower/<run id>'s commit after the step-end checkpoint ("" when its push failed)
+    # A go phase: a question it paused on (its activity ended; `answer` resumes it), the questions used so far,
+    # and a work round's verdict (achieved, not_yet, unreachable) with the feedback the next round gets.
+    question: str = ""
+    options: list[str] = field(default_factory=list)
+    asks_used: int = 0
+    verdict: str = ""
+    feedback: str = ""
 
 
 @dataclass
@@ -90,7 +132,8 @@ class RunState:
     question: str = ""  # a question waiting for `flower fleet answer`
     answers: list[str] = field(default_factory=list)
     error: str = ""
+    paused_cost_usd: float = 0.0  # what a go run's phases cost up to the questions they paused on
 
     @property
     def cost_usd(self) -> float:
-        return round(sum(o.cost_usd for o in self.done), 4)
+        return round(sum(o.cost_usd for o in self.done) + self.paused_cost_usd, 4)

@@ -12,11 +12,16 @@ from flower_cli import AgentSpec, Runtime, StepResult
 
 from ._ids import step_session_id
 
-__all__ = ["CONTINUE_NOTE", "FleetRunner"]
+__all__ = ["ANSWER_NOTE", "CONTINUE_NOTE", "FleetRunner"]
 
 CONTINUE_NOTE = (
     "(This step was interrupted: the machine running it stopped, and it continues here, in the same session.{where} "
     "Check the state of the workspace against what you did so far before going on, then finish the task.)"
+)
+
+ANSWER_NOTE = (
+    "(This step was paused while your question waited for the person, and continues here, in the same session."
+    "{where})\n\nYou asked: {question}\n\n{reply}"
 )
 
 
@@ -42,6 +47,7 @@ class FleetRunner:
         restored_note: str = "",
         known: dict[str, str] | None = None,
         on_session: Callable[[str], Any] | None = None,
+        answer_note: str = "",
     ) -> None:
         self.runtime = runtime
         self.run_dir: Path = runtime.run_dir
@@ -52,6 +58,10 @@ class FleetRunner:
         self.known = dict(known or {})
         self.on_session = on_session
         self.resumed: list[str] = []  # the sessions this attempt continued from an earlier attempt
+        # Said once, by the first launch, instead of its prompt: the answer to the question the phase paused on
+        # (the session it continues already holds the question and everything before it).
+        self.answer_note = answer_note
+        self.in_flight: str | None = None  # the label of the launch running now (None: none, e.g. in a gate)
 
     @property
     def workbench(self) -> Any:
@@ -84,12 +94,14 @@ class FleetRunner:
         epoch: int | None = None
         if resume is None:
             epoch = self.epoch
+        where = f" {self.restored_note}" if self.restored_note else ""
         if resume is None and self.runtime.has_session(own):
             # An earlier attempt of this very launch got this far: continue it, do not start over.
             resume, fork, resume_at = own, False, None
-            where = f" {self.restored_note}" if self.restored_note else ""
             prompt = CONTINUE_NOTE.format(where=where)
             self.resumed.append(own)
+        if self.answer_note and resume is not None:
+            prompt, self.answer_note = self.answer_note.replace("{where}", where), ""
 
         def heard(session_id: str) -> None:
             self.known[label] = session_id
@@ -97,15 +109,19 @@ class FleetRunner:
                 if callback is not None:
                     callback(session_id)
 
-        return await self.runtime.run(
-            spec,
-            prompt,
-            step_name=label,
-            resume=resume,
-            fork=fork,
-            resume_at=resume_at,
-            on_event=on_event,
-            on_session=heard,
-            session_id=own,
-            lease_epoch=epoch,
-        )
+        self.in_flight = label
+        try:
+            return await self.runtime.run(
+                spec,
+                prompt,
+                step_name=label,
+                resume=resume,
+                fork=fork,
+                resume_at=resume_at,
+                on_event=on_event,
+                on_session=heard,
+                session_id=own,
+                lease_epoch=epoch,
+            )
+        finally:
+            self.in_flight = None

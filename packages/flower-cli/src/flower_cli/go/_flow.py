@@ -19,7 +19,7 @@ The parsers (`Brief`, `Goal`, `Verdict`) read English and the original's Chinese
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,6 +111,59 @@ class GoFlow(Workflow):
         self.state.clear()
         outcome = await super().run(runtime, on_event=on_event, on_step=on_step)
         return _said_why_nothing(outcome, self.state, runtime)
+
+    async def run_phase(
+        self,
+        runtime: StepRunner,
+        phase: str,
+        *,
+        outputs: Mapping[str, Any] | None = None,
+        round_no: int = 1,
+        work_session: str | None = None,
+        feedback: str = "",
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Run ONE phase of the go path, as `run` would after the phases before it — the seam for a runner that
+        puts each phase somewhere else (flower-fleet runs each as its own durable task).
+
+        ``phase`` is ``clarify``, ``goal`` or ``work``; ``outputs`` what the earlier phases left in ctx. For
+        ``work``, ``round_no`` is the judged round to run (one round: the coordinator, then its judge): round 1
+        starts the work session; a later round continues ``work_session`` (the first round's session) with
+        ``feedback`` (the last verdict's `Verdict.feedback`), under the label ``work#round<N>``. The brief and
+        the goal are read from the notes, as a wake reads them; `state` holds what the phase learned (the
+        verdict: achieved, not yet, unreachable and accepted). Raises `WorkflowError` for an unknown phase.
+        """
+        from ..workflow import WorkflowError
+
+        self.state.clear()
+        self._load_notes()
+        if phase != WORK:
+            outcome = await self.run_step(runtime, phase, outputs=outputs, on_event=on_event)
+            return _said_why_nothing(outcome, self.state, runtime)
+        work = next((s for s in self.steps if s.name == WORK), None)
+        if work is None:
+            raise WorkflowError("this go flow has no work phase (clarify only)")
+        if round_no < 1 or (round_no > 1 and not (work_session and feedback.strip())):
+            raise WorkflowError("a work round after the first needs round_no >= 2, the work session and feedback")
+        # One round: no retries here (the caller runs the next round); the gate judges it as round_no.
+        self.state.rounds_judged = round_no - 1
+        one = replace(work, retries=0)
+        sessions: dict[str, str] = {}
+        if round_no > 1:
+            label = f"{WORK}#round{round_no}"
+            one = replace(one, name=label, prompt=feedback, resume_prompt=feedback)
+            sessions[label] = str(work_session)
+        single = Workflow([one], name=self.name, channel=self.channel, workbench=self.workbench)
+        return await single.run_step(runtime, one.name, outputs=outputs, sessions=sessions, on_event=on_event)
+
+    def _load_notes(self) -> None:
+        wb = self.workbench
+        if wb is None or isinstance(wb, bool):
+            return
+        paths = NotesPaths.of(wb.notes)
+        brief, goal = Brief.load(paths.brief), Goal.load(paths.goal)
+        self.state.brief = brief if brief.complete else None
+        self.state.goal = goal if goal.complete else None
 
 
 def _said_why_nothing(outcome: RunResult, state: GoState, runtime: StepRunner) -> RunResult:

@@ -1,0 +1,157 @@
+"""flower-fleet's go runs end to end: `flower fleet submit "ASK"` on a real Temporal dev server, a real
+PostgreSQL, the real Claude Code binary against ONE scripted Messages API that plays the clarifier, the
+goal-setter, the coordinator and the judge (each reply picked by the role's system prompt, as in
+tests/e2e/test_go_e2e.py), and a clarifier's question answered with `flower fleet answer`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fleet_helpers import FLOWS_ONE_STEP, Fleet, status_json, wait_for
+
+from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
+from flower_fleet import step_session_id
+from harness import ScriptedServer, Text, ToolUse, keyed, when, when_main, when_prompt, when_system
+
+pytestmark = pytest.mark.e2e
+
+CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
+LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
+GOAL_SETTER = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
+JUDGE = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
+
+QUESTION = "Should the greeting be in English or in French?"
+ANSWER = "FRENCH-PLEASE"
+BRIEF = """## Goal
+Build the greeter: a hello.txt that greets the reader.
+
+## Acceptance criteria
+- hello.txt exists and says hello
+
+## Boundaries
+- no web page
+
+## Unknowns and assumptions
+- none
+"""
+GOAL = """## Goal
+hello.txt greets the reader.
+
+## Checks
+- hello.txt exists and contains "hello"
+"""
+
+
+def verdict(state: str, reason: str, *failed: str) -> Text:
+    items = "\n".join(f"- {f}" for f in failed) or "- none"
+    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
+
+
+@pytest.fixture
+def fleet(claude_env: ScriptedServer, temporal_address: str, pg_url: str, tmp_path: Path) -> Iterator[Fleet]:
+    made = Fleet(tmp_path, temporal_address, pg_url)
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+def _log(fleet: Fleet) -> str:
+    return "".join(p.read_text() for p in sorted(fleet.tmp.glob("worker-*.log")))
+
+
+def test_a_go_ask_completes_clarify_goal_and_a_judged_round(fleet: Fleet, claude_env: ScriptedServer) -> None:
+    run_id = f"go-{uuid.uuid4().hex[:8]}"
+    claude_env.script(
+        *keyed(CLARIFIER, Text(BRIEF)),
+        *keyed(GOAL_SETTER, Text(GOAL)),
+        *keyed(LEAD, Text("Round one: hello.txt is written. ALL-DONE")),
+        *keyed(JUDGE, verdict("achieved", "the check passes")),
+    )
+    fleet.start_worker("a", "--slots", "1")
+
+    done = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, "--wait")
+    assert done.returncode == 0, done.stderr + _log(fleet)
+    assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
+    assert claude_env.unscripted == [] and claude_env.rejected == []
+
+    state = status_json(fleet, run_id)
+    assert [o["step"] for o in state["done"]] == ["clarify", "goal", "work"]
+    assert all(o["ok"] for o in state["done"])
+    work = state["done"][-1]
+    assert work["verdict"] == "achieved" and work["output"] == "Round one: hello.txt is written. ALL-DONE"
+    # Each phase's session id is derived from the run id and its label: any retry resumes the same session.
+    assert [o["session_id"] for o in state["done"]] == [
+        step_session_id(run_id, label) for label in ("clarify", "goal", "work")
+    ]
+    # The brief and the goal are go's own notes, in the run's workspace.
+    notes = fleet.tmp / "root" / "runs" / run_id / ".flower" / "notes"
+    assert "Build the greeter" in (notes / "brief.md").read_text()
+    assert "hello.txt greets the reader" in (notes / "goal.md").read_text()
+    judge = next(r for r in claude_env.message_requests if JUDGE(r))
+    assert "Round one: hello.txt is written." in judge.first_user_text, "the judge sees the round's answer"
+    assert 'contains "hello"' in judge.first_user_text, "the judge is given the goal read from the notes"
+
+
+def test_a_clarifier_question_waits_holding_no_slot_and_fleet_answer_reaches_it(
+    fleet: Fleet, claude_env: ScriptedServer
+) -> None:
+    run_id = f"go-{uuid.uuid4().hex[:8]}"
+    other = f"run-{uuid.uuid4().hex[:8]}"
+    fleet.workspace(other, FLOWS_ONE_STEP)
+    answered = when(lambda r: ANSWER in r.last_user_text)
+    claude_env.script(
+        *keyed(CLARIFIER & ~answered, ToolUse("mcp__human__ask", {"question": QUESTION, "options": ["en", "fr"]})),
+        *keyed(CLARIFIER & answered, Text(BRIEF)),
+        *keyed(GOAL_SETTER, Text(GOAL)),
+        *keyed(LEAD, Text("Bonjour written. ALL-DONE")),
+        *keyed(JUDGE, verdict("achieved", "the check passes")),
+        *keyed(when_prompt("say hello"), Text("HELLO-MEANWHILE")),
+    )
+    fleet.start_worker("a", "--slots", "1")
+
+    submitted = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id)
+    assert submitted.returncode == 0, submitted.stderr
+
+    # The question is in the run's state, and no activity of the run is in flight: the wait holds no slot.
+    def asking() -> bool:
+        state = status_json(fleet, run_id)
+        return state["question"] == QUESTION and not state["running"]
+
+    wait_for(asking, 180, f"the question in `status`\n{_log(fleet)}")
+    shown = fleet.flower("fleet", "status", run_id)
+    assert f"question: {QUESTION}" in shown.stdout, shown.stdout
+
+    # Meanwhile a second run completes on the same single-slot worker.
+    meanwhile = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", other, "--wait")
+    assert meanwhile.returncode == 0, meanwhile.stderr + _log(fleet)
+    assert status_json(fleet, run_id)["question"] == QUESTION, "still waiting for the person"
+
+    answer = fleet.flower("fleet", "answer", run_id, ANSWER)
+    assert answer.returncode == 0, answer.stderr
+    done = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, "--wait")
+    assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
+    assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
+    # The pause closes the clarifier's Claude Code while its ask call is open; before it is gone it may still send
+    # a request or two (the failed call's result) — a known limit, in the README. Nothing else is unscripted.
+    assert claude_env.rejected == []
+    assert all(CLARIFIER(r) and not (LEAD(r) or JUDGE(r)) for r in claude_env.unscripted), [
+        (CLARIFIER(r), LEAD(r), JUDGE(r), r.last_user_text[:300]) for r in claude_env.unscripted
+    ]
+
+    # The clarifier's next request carries the answer, in the same session that asked.
+    clarifier = [r for r in claude_env.message_requests if CLARIFIER(r)]
+    resumed = next(r for r in clarifier if ANSWER in r.last_user_text)
+    assert QUESTION in resumed.text, "the session that asked goes on (the question is in its history)"
+    state = status_json(fleet, run_id)
+    assert state["question"] == "" and state["answers"] == [ANSWER]
+    assert [o["step"] for o in state["done"]] == ["clarify", "goal", "work"]
+    # Not asserted: that the clarify phase ends in step_session_id(run_id, "clarify"). When the closed Claude
+    # Code outlives the pause (see above), the next activity finds the session's lease still held and continues
+    # in a successor session (with the same history): a known gap, in the report of this change.
+    assert state["done"][0]["ok"] is True
+    logs = fleet.flower("fleet", "logs", run_id)
+    assert "signal answer" in logs.stdout and "clarify/2: attempt 1 started" in logs.stdout, logs.stdout
