@@ -217,8 +217,12 @@ def test_once_with_a_background_agent_has_one_closing_line_and_the_final_answer(
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [e["kind"] for e in events]
-    assert kinds[-2:] == ["result", "done"] and kinds.count("turn") == 2 and kinds.count("result") == 1
+    # Two turns as a rule (the dispatch, then the notification's); one when the helper finishes before the main
+    # thread's second request, which then carries the notification already (a race the load of the machine decides).
+    turns = kinds.count("turn")
+    assert kinds[-2:] == ["result", "done"] and turns in (1, 2) and kinds.count("result") == 1
     assert events[-1]["text"] == "The helper found nothing odd."
 
     rows = json.loads((workspace / "runs" / "manifest.json").read_text())
-    assert [r["text"] for r in rows] == ["The helper found nothing odd."] * 2 and all(r["turns"] == 2 for r in rows)
+    assert [r["text"] for r in rows] == ["The helper found nothing odd."] * 2
+    assert all(r["turns"] in (1, 2) for r in rows) and rows[-1]["turns"] == turns
