@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -58,16 +59,7 @@ class FleetRun:
                     RUN_STEP,
                     StepInput(spec, step.name, dict(outputs), dict(sessions)),
                     result_type=StepOutcome,
-                    activity_id=step.name,
-                    start_to_close_timeout=_STEP_LIMIT,
-                    heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout),
-                    retry_policy=RetryPolicy(
-                        maximum_attempts=spec.max_attempts,
-                        initial_interval=timedelta(seconds=1),
-                        maximum_interval=timedelta(seconds=10),
-                    ),
-                    # A cancelled run waits until its running step has stopped and been recorded.
-                    cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                    **_step_activity(spec, step.name),
                 )
             except ActivityError as exc:
                 if isinstance(exc.cause, CancelledError):
@@ -156,18 +148,7 @@ class FleetRun:
             activity_id = label if given.resumes == 0 else f"{label}/{given.resumes + 1}"
             try:
                 outcome: StepOutcome = await workflow.execute_activity(
-                    RUN_PHASE,
-                    given,
-                    result_type=StepOutcome,
-                    activity_id=activity_id,
-                    start_to_close_timeout=_STEP_LIMIT,
-                    heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout),
-                    retry_policy=RetryPolicy(
-                        maximum_attempts=spec.max_attempts,
-                        initial_interval=timedelta(seconds=1),
-                        maximum_interval=timedelta(seconds=10),
-                    ),
-                    cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                    RUN_PHASE, given, result_type=StepOutcome, **_step_activity(spec, activity_id)
                 )
             except ActivityError as exc:
                 if isinstance(exc.cause, CancelledError):
@@ -216,3 +197,19 @@ class FleetRun:
         if self.state.question:
             self.state.answers.append(text)
             self.state.question = ""
+
+
+def _step_activity(spec: RunSpec, activity_id: str) -> dict[str, Any]:
+    """How a step's (or a go phase's) activity is scheduled: heartbeats within the run's timeout, the run's attempts,
+    and a cancelled run waits until its running step has stopped and been recorded."""
+    return {
+        "activity_id": activity_id,
+        "start_to_close_timeout": _STEP_LIMIT,
+        "heartbeat_timeout": timedelta(seconds=spec.heartbeat_timeout),
+        "retry_policy": RetryPolicy(
+            maximum_attempts=spec.max_attempts,
+            initial_interval=timedelta(seconds=1),
+            maximum_interval=timedelta(seconds=10),
+        ),
+        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
