@@ -164,7 +164,8 @@ async def test_a_new_session_is_leased_under_the_id_the_runtime_chose_before_the
     with Runtime(workspace, tmp_path / "runs", query_fn=model) as rt:
         result = await rt.run(counter(), "say hello")
         [launch] = model.launches
-        assert result.ok and result.session_id == launch.session_id == launch.options.session_id
+        assert result.ok, (result.error, result.errors)
+        assert result.session_id == launch.session_id == launch.options.session_id
         uuid.UUID(launch.session_id)  # the Runtime's choice: a uuid4
         assert launch.lease_session == launch.session_id, "the SDK wrote through the view fenced for that session"
         assert launch.refused == []

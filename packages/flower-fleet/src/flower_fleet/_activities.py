@@ -13,10 +13,10 @@ import contextlib
 import json
 import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,7 +34,12 @@ from ._runner import FleetRunner
 from ._workflow import READ_PLAN, RUN_PHASE, RUN_STEP
 from ._workspace import Prepared, checkpoint, checkpoints_while, prepare, run_dir
 
-__all__ = ["FleetActivities", "heartbeating"]
+__all__ = ["FleetActivities", "halting_on_cancel", "heartbeating"]
+
+T = TypeVar("T")
+
+# How long a cancelled step may take to stop after its runner was halted (the harness is interrupted: ~1 s).
+_HALT_TIMEOUT_S = 30.0
 
 
 @contextlib.asynccontextmanager
@@ -53,6 +58,35 @@ async def heartbeating(every: float, details: Callable[[], Any]) -> AsyncIterato
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def halting_on_cancel(body: Awaitable[T], runner: Callable[[], FleetRunner | None]) -> T:
+    """Await ``body`` in a task of its own; when this activity is cancelled (`flower fleet cancel`, a worker
+    shutting down) the step's runner is halted — the launch running now ends at once and is recorded, instead
+    of its Claude Code finishing its turn while the SDK waits to close it — and the cancellation goes on once
+    ``body`` has unwound.
+
+    Why a task of its own: Temporal cancels the activity's task itself, and a cancellation that lands inside
+    the SDK's machinery tears it down before the harness has been told to stop.
+    """
+    task = asyncio.ensure_future(body)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if task.done():
+            raise
+        why = "worker shut down" if activity.is_worker_shutdown() else "cancelled"
+        held = runner()
+        halt = asyncio.ensure_future(held.halt(why)) if held is not None else None
+        if halt is None:
+            task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=_HALT_TIMEOUT_S)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task})
+        if halt is not None and not halt.done():
+            halt.cancel()
+        raise
 
 
 def _json_value(value: Any) -> Any:
@@ -133,10 +167,18 @@ class FleetActivities:
             prepared, flow = await self._prepared(spec)
             runtime = self._runtime(spec, prepared.path, info.attempt)
             runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
-            try:
-                async with checkpoints_while(prepared, spec, self.checkpoint_every):
-                    done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
+
+            async def step() -> Any:
+                done = None
+                with runner.halting():
+                    async with checkpoints_while(prepared, spec, self.checkpoint_every):
+                        done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
+                # Recorded also when halted (a cancel): the step's row says how far it got.
                 await record_step(runtime.store, spec.run_id, runtime.manifest_path, runner.known)
+                return done
+
+            try:
+                done = await halting_on_cancel(step(), lambda: runner)
             except asyncio.CancelledError:
                 if activity.is_worker_shutdown():
                     # Handed back: a retryable failure, so another worker takes the step (and its session) now.
@@ -190,12 +232,16 @@ class FleetActivities:
             # Epochs grow across the phase's activities (each pause starts a new one at attempt 1 again).
             epoch = given.resumes * given.spec.max_attempts + info.attempt
             runtime = self._runtime(given.spec, prepared.path, epoch)
-            try:
+
+            async def phase() -> StepOutcome:
                 outcome = await run_phase(
                     given, runtime, prepared, epoch=epoch, holder=holder, every=self.checkpoint_every
                 )
-                runner = holder["runner"]
-                await record_step(runtime.store, given.spec.run_id, runtime.manifest_path, runner.known)
+                await record_step(runtime.store, given.spec.run_id, runtime.manifest_path, holder["runner"].known)
+                return outcome
+
+            try:
+                outcome = await halting_on_cancel(phase(), lambda: holder.get("runner"))
             except asyncio.CancelledError:
                 if activity.is_worker_shutdown():
                     raise ApplicationError(f"worker {self.identity} shut down; the phase resumes elsewhere") from None

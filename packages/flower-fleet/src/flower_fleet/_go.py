@@ -8,14 +8,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import anyio
-
 from ._model import PhaseInput, StepOutcome
 from ._questions import PausingChannel, answer_note
 from ._runner import FleetRunner
 from ._workspace import Prepared, checkpoints_while
 
-__all__ = ["phase_label", "run_phase"]
+__all__ = ["PAUSED", "phase_label", "run_phase"]
+
+# The error of the launch a question paused (its manifest row): the phase goes on in a new activity.
+PAUSED = "paused: a question waits for the person (flower fleet answer)"
 
 
 def phase_label(phase: str, round_no: int) -> str:
@@ -70,8 +71,12 @@ async def run_phase(
     holder["runner"] = runner
     flow = build_go_flow(settings, channel=channel, workbench=workbench)
     done = None
-    with anyio.CancelScope() as scope:
-        channel.pause = scope.cancel
+    with runner.halting():
+
+        async def pause() -> None:
+            await runner.halt(PAUSED)
+
+        channel.pause = pause
         async with checkpoints_while(prepared, spec, every):
             done = await flow.run_phase(
                 runner,
@@ -86,7 +91,8 @@ async def run_phase(
         question, options = channel.paused
         session = runner.known.get(runner.in_flight or "") or runner.known.get(label) or ""
         return StepOutcome(step=label, question=question, options=options, session_id=session, asks_used=asks_used)
-    assert done is not None  # not paused: the scope was not cancelled
+    if done is None:  # halted for another reason (a cancel, a worker shutting down): the activity says which
+        return StepOutcome(step=label, error=runner.halted or "halted", asks_used=asks_used)
     result = done.results.get(label)
     verdict = flow.state.verdict
     state = verdict.state if verdict is not None else ""

@@ -2,7 +2,8 @@
 clarifier, the goal-setter, the coordinator) asks the person, instead of waiting inside the activity.
 
 A person may take hours to answer. Waiting in the activity would hold a worker slot all that time, so the
-question ends the activity: the channel remembers it and cancels the phase; the activity returns it; the
+question ends the activity: the channel remembers it and halts the phase (`FleetRunner.halt`: the asking agent's
+Claude Code is interrupted, so it sends the model nothing more, and the phase stops); the activity returns it; the
 Temporal workflow records it (`flower fleet status` shows it) and waits for the ``answer`` signal holding no
 slot; then a new activity continues the same session with the answer (or, when nobody answered within the
 question timeout, with go's "nobody answered, make your own call" text).
@@ -13,7 +14,7 @@ What cannot pause falls through at once with go's "nobody answered" semantics: a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -26,7 +27,7 @@ __all__ = ["PausingChannel", "answer_note"]
 class PausingChannel(HumanChannel):
     """A `HumanChannel` whose phase's own agent's question pauses the phase (see the module).
 
-    ``pause`` cancels the phase (set by the activity before it runs it); ``own`` says whether the launch in
+    ``pause`` halts the phase (set by the activity before it runs it); ``own`` says whether the launch in
     flight is the phase's own (its label's base is the phase). After the pause, ``paused`` holds the question
     and its options.
     """
@@ -34,7 +35,7 @@ class PausingChannel(HumanChannel):
     def __init__(self, *, own: Callable[[], bool], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.own = own
-        self.pause: Callable[[], Any] | None = None
+        self.pause: Callable[[], Awaitable[None]] | None = None
         self.paused: tuple[str, list[str]] | None = None
 
     @property
@@ -56,9 +57,11 @@ class PausingChannel(HumanChannel):
                     self.timeout_s = saved
             return await super().ask(question, options)
         self.paused = (text, choices)
-        self.pause()
-        await anyio.sleep_forever()  # the pause cancels this (the phase's cancel scope)
-        raise AssertionError("unreachable: the phase was cancelled")  # pragma: no cover - sleep_forever never returns
+        await self.pause()
+        # The halt interrupted the harness, whose turn ended without this call's answer; what is left of the
+        # call is cancelled when the SDK closes its in-process tools.
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable: the call was cancelled")  # pragma: no cover - sleep_forever never returns
 
 
 def answer_note(question: str, answer: str, *, timed_out: bool, channel: HumanChannel) -> str:

@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
+
 from flower_cli import AgentSpec, Runtime, StepResult
 
 from ._ids import step_session_id
@@ -62,6 +65,26 @@ class FleetRunner:
         # (the session it continues already holds the question and everything before it).
         self.answer_note = answer_note
         self.in_flight: str | None = None  # the label of the launch running now (None: none, e.g. in a gate)
+        self.halted = ""  # why this attempt was halted (`halt`); "" while it runs on
+        self._scope: anyio.CancelScope | None = None
+
+    def halting(self) -> anyio.CancelScope:
+        """The scope a halted attempt unwinds to: run the step (or phase) inside it (``with runner.halting():``)."""
+        self._scope = anyio.CancelScope()
+        return self._scope
+
+    async def halt(self, reason: str) -> None:
+        """Stop this attempt here, for ``reason`` (a question that waits for the person, a cancel, a worker that
+        shuts down): the launch running now ends at once and is recorded (`Runtime.stop`: the harness is
+        interrupted, so it asks the model nothing more), the lease of its session is released, and then what
+        runs under `halting` is cancelled — the workflow engine does not go on to a retry or the next launch."""
+        if self.halted:
+            return
+        self.halted = reason
+        if self.in_flight is not None:
+            await self.runtime.stop(reason)  # `run` cancels the scope once the runtime has recorded the launch
+        elif self._scope is not None:
+            self._scope.cancel()  # between launches (a gate deciding): nothing to end first
 
     @property
     def workbench(self) -> Any:
@@ -109,9 +132,11 @@ class FleetRunner:
                 if callback is not None:
                     callback(session_id)
 
+        if self.halted:
+            await self._unwind()
         self.in_flight = label
         try:
-            return await self.runtime.run(
+            result = await self.runtime.run(
                 spec,
                 prompt,
                 step_name=label,
@@ -125,3 +150,13 @@ class FleetRunner:
             )
         finally:
             self.in_flight = None
+        if self.halted:
+            await self._unwind()
+        return result
+
+    async def _unwind(self) -> None:
+        """A halted attempt goes no further: to the end of `halting`."""
+        if self._scope is not None:
+            self._scope.cancel()
+        await anyio.lowlevel.checkpoint()  # raises the cancellation here
+        raise RuntimeError(f"halted ({self.halted}) outside runner.halting()")

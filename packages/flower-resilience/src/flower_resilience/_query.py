@@ -16,12 +16,13 @@ when its last result did; its turns add up, and its cost is the last result's ru
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -41,6 +42,7 @@ logger = logging.getLogger("flower_resilience")
 SYNTHETIC_MODEL = "<synthetic>"
 _MISSING_SESSION = "no conversation found with session id"
 _CLOSE_TIMEOUT_S = 30.0
+_INTERRUPT_TIMEOUT_S = 1.0
 
 EventHandler = Callable[[ResilienceEvent], Any]  # sync, or async (returns an awaitable)
 QueryFunction = Callable[..., AsyncIterator[Any]]  # query(*, prompt, options) -> async iterator of messages
@@ -158,6 +160,8 @@ class ResilientQuery:
         self._query_fn = query_fn
         self._probe_target = probe_target
         self._live: _Live | None = None
+        self._stream: AsyncIterator[Any] | None = None  # the live attempt's
+        self._stopping = False
         self._gen = self._run()
 
     # --- the async iterator protocol ----------------------------------------------------------------
@@ -170,6 +174,23 @@ class ResilientQuery:
 
     async def aclose(self) -> None:
         await self._gen.aclose()
+
+    async def stop(self) -> bool:
+        """End the run now, without a retry: the live attempt's harness is interrupted (its turn ends at once, a
+        tool call in flight included), and the iteration ends after the few messages the interruption still
+        brings. True when the harness was told; False when the live stream cannot be interrupted (a ``query_fn``
+        stand-in without ``interrupt()``, or a run whose harness no longer reads its input): then close the query
+        to end it. The record counts the interrupted attempt as closed, not failed.
+        """
+        self._stopping = True
+        interrupt = getattr(self._stream, "interrupt", None)
+        if interrupt is None:
+            return False
+        try:
+            return bool(await interrupt())
+        except Exception:  # a stand-in's interrupt that fails: the caller closes instead
+            logger.debug("interrupting the live attempt failed", exc_info=True)
+            return False
 
     async def __aenter__(self) -> ResilientQuery:
         return self
@@ -199,7 +220,7 @@ class ResilientQuery:
             while True:
                 number += 1
                 live = self._live = _Live(number, resumed, policy.clock(), options.resume)
-                stream = query_fn(prompt=prompt, options=options)
+                stream = self._stream = query_fn(prompt=prompt, options=options)
                 try:
                     while True:
                         try:
@@ -212,8 +233,16 @@ class ResilientQuery:
                         if self._take(message, live, sdk):
                             yield message
                 finally:
+                    self._stream = None
                     await _close(stream)
 
+                if self._stopping:  # the caller ended the run (`stop`): what the interruption ended is not a failure
+                    self._conclude(live, marks, closed=not live.succeeded)
+                    if live.succeeded:
+                        self.record.finished = True
+                    else:
+                        self.record.closed = True
+                    return
                 attempt = self._conclude(live, marks)
                 if live.succeeded:
                     self.record.finished = True
@@ -456,33 +485,87 @@ def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgent
 
 
 def _closable_sdk_query() -> QueryFunction:
-    """``claude_agent_sdk.query``, except that closing it early really ends the subprocess.
+    """One launch of Claude Code through the SDK's public ``ClaudeSDKClient``, as a stream that (unlike
+    ``claude_agent_sdk.query``) can be interrupted, and whose early close ends the harness at once."""
 
-    In claude-agent-sdk 0.2.189 ``query()`` is ``async for m in client.process_query(...): yield m`` with no
-    ``finally``: ``aclose()`` on it returns at once and leaves the inner generator — and the Claude Code
-    process, still running its tools and writing the transcript — to the garbage collector's finalizer.
-    Measured: after ``aclose()`` the process was still running; a caller that resumes the same session right
-    away (after a human interrupt) would have two processes on one session. Driving ``process_query``
-    ourselves and closing it explicitly ends the process before ``aclose()`` returns. If the SDK's internals
-    move, fall back to the public ``query``.
-    """
-    try:
-        from claude_agent_sdk._internal.client import InternalClient
-    except ImportError:  # pragma: no cover - a future SDK layout
-        import claude_agent_sdk
-
-        return claude_agent_sdk.query
-
-    async def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
-        # process_query is an async generator function (annotated only as AsyncIterator): it has aclose().
-        inner = cast("AsyncGenerator[Any, None]", InternalClient().process_query(prompt=prompt, options=options))
-        try:
-            async for message in inner:
-                yield message
-        finally:
-            await inner.aclose()
+    def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
+        return _ClientStream(prompt, options)
 
     return query
+
+
+class _ClientStream:
+    """The messages of one Claude Code run, driven through ``ClaudeSDKClient``; ``interrupt()`` and ``aclose()``.
+
+    Why not ``claude_agent_sdk.query``: its generator neither propagates ``aclose()`` (measured with 0.2.189: the
+    process kept running its tools after it) nor offers an interrupt. And why interrupt before closing: closing
+    stdin alone lets the harness finish its turn during the SDK's grace period (5 s, then SIGTERM). Measured on
+    the bundled binary: a close in the middle of a Bash tool call took 6.3 s, 1.2 s after an interrupt; in the
+    middle of an in-process MCP tool call (a question waiting for a person) the harness sent the model one more
+    request with the failed call's result before it was gone, and none after an interrupt.
+
+    The prompt is given as a one-message stream, so the SDK keeps stdin open until the run has ended (what its
+    ``query()`` does for a string prompt when hooks or in-process MCP servers need the control channel).
+    """
+
+    def __init__(self, prompt: str | AsyncIterable[dict[str, Any]], options: ClaudeAgentOptions) -> None:
+        import claude_agent_sdk as sdk
+
+        self._client = sdk.ClaudeSDKClient(options=options)
+        self._prompt = prompt
+        self._messages: AsyncIterator[Any] | None = None
+        self._ended = self._closed = self._interrupted = False
+
+    def __aiter__(self) -> _ClientStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._closed:
+            raise StopAsyncIteration
+        if self._messages is None:
+            prompt = self._prompt
+            await self._client.connect(_one_message(prompt) if isinstance(prompt, str) else prompt)
+            self._messages = self._client.receive_messages()
+        try:
+            return await self._messages.__anext__()
+        except StopAsyncIteration:
+            self._ended = True
+            raise
+
+    async def interrupt(self) -> bool:
+        """End the harness's turn now, a tool call in flight included (what Esc does in Claude Code). True when
+        the harness was told; False when there is nothing to interrupt or it cannot be told (stdin closed)."""
+        if self._messages is None or self._ended or self._closed:
+            return False
+        if self._interrupted:
+            return True
+        # Bounded: when the caller's task is being cancelled, the SDK's reader may already be gone and the
+        # harness's acknowledgement never read; the interrupt itself was written by then.
+        with anyio.move_on_after(_INTERRUPT_TIMEOUT_S, shield=True):
+            try:
+                await self._client.interrupt()
+            except Exception:  # stdin already closed (a run without control needs): close as before
+                logger.debug("interrupting the harness failed", exc_info=True)
+                return False
+        self._interrupted = True
+        return True
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        with anyio.CancelScope(shield=True):  # also while the caller is being cancelled: the harness must end
+            if not self._ended:
+                await self.interrupt()
+            self._closed = True
+            closing = getattr(self._messages, "aclose", None)
+            if closing is not None:
+                with contextlib.suppress(Exception):
+                    await closing()
+            await self._client.disconnect()
+
+
+async def _one_message(prompt: str) -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "user", "session_id": "", "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}
 
 
 async def _close(stream: Any) -> None:

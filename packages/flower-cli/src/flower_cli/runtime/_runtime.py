@@ -73,6 +73,9 @@ class Terminated(BaseException):
 # flower_stores.DEFAULT_LEASE_TTL, spelled out so that importing the Runtime does not load the siblings (a
 # unit test checks that the two agree).
 _DEFAULT_LEASE_TTL = 60.0
+# How long `Runtime.stop` lets an interrupted harness end its turn before it closes it (measured: ~0.1 s in the
+# middle of an in-process tool call, ~1 s in the middle of a Bash command).
+_STOP_GRACE_S = 5.0
 
 
 def _new_run_id() -> str:
@@ -213,6 +216,10 @@ class Runtime:
         self._current: StepResult | None = None
         self._interrupt = threading.Event()
         self._interrupt_words = ""
+        # `stop`: why the running step was stopped ("" while it runs on), and its live launch's stream.
+        self._stop_reason = ""
+        self._running = False  # from the first line of `run` to its return
+        self._live: _LiveLaunch | None = None
 
     # --- construction helpers ---------------------------------------------------------------------
 
@@ -301,6 +308,30 @@ class Runtime:
         """
         self._interrupt_words = message
         self._interrupt.set()
+
+    async def stop(self, reason: str) -> None:
+        """End the running step now; ``run`` returns it, recorded with ``ok=False`` and ``error=reason``.
+
+        The harness is interrupted (its turn ends at once, a tool call in flight included, as Esc does in Claude
+        Code), so it sends the model nothing more; the step then ends as any step does: the store is checked
+        for what was streamed, the lease released, the manifest row written. Nothing is resumed and no
+        handoff follows. A harness that cannot be interrupted (a ``query_fn`` stand-in) or that does not end
+        its turn within a few seconds is closed instead. Call it from the event loop running the step (a tool
+        handler, another task); returns once the launch has ended. Nothing happens when no step runs.
+        """
+        if not self._running:
+            return
+        self._stop_reason = reason or "stopped"
+        live = self._live
+        if live is None:  # between launches: the step ends before the next one starts
+            return
+        if await live.stream.stop():
+            with anyio.move_on_after(_STOP_GRACE_S):
+                await live.ended.wait()
+        live.scope.cancel()  # a no-op once the launch has ended
+
+    def _stopped(self) -> bool:
+        return bool(self._stop_reason)
 
     def rescue(self, reason: str | None = None) -> None:
         """Record the in-flight step (SIGTERM/SIGHUP/Ctrl-C path): it must not vanish from the manifest."""
@@ -455,6 +486,27 @@ class Runtime:
         process holds the lease of the session the step would drive, and ``flower_stores.LeaseLost`` when
         ``lease_epoch`` is not above the session's stored epoch (a later attempt has it).
         """
+        self._stop_reason, self._running = "", True  # before the first await: a `stop` from now on counts
+        try:
+            return await self._run(
+                spec, prompt, step_name, resume, fork, resume_at, on_event, on_session, session_id, lease_epoch
+            )
+        finally:
+            self._running = False
+
+    async def _run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        step_name: str | None,
+        resume: str | None,
+        fork: bool,
+        resume_at: str | None,
+        on_event: EventSink | None,
+        on_session: Callable[[str], Any] | None,
+        session_id: str | None,
+        lease_epoch: int | None,
+    ) -> StepResult:
         if spec.agents:
             from ._isolation import IsolationError, isolation_problem
 
@@ -474,10 +526,15 @@ class Runtime:
         try:
             try:
                 launch: _Launch | None = await self._make_room(step, first)
-                while launch is not None:
+                while launch is not None and not self._stopped():
                     launch = await lease.launching(launch)  # a new session's id and lease; a retired one's released
+                    if self._stopped():  # while the lease was being taken
+                        break
                     ended = await self._stream(step, launch)
                     launch = await self._next_launch(step, ended)
+                if self._stop_reason:
+                    result.ok, result.error = False, self._stop_reason
+                    result.errors.append(self._stop_reason)
             finally:
                 self._lease = None
                 await lease.end()  # raises LeaseLost when the lease was taken over (the step was stopped for it)
@@ -555,27 +612,33 @@ class Runtime:
         )
         interrupted = handoff_due = False
         last_main: str | None = None  # the uuid of the newest main-thread message streamed
+        live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
         try:
-            async for message in stream:
-                self._note_session(step, message)
-                self._mirror.saw(message)
-                if self._interrupt.is_set():
-                    if result.session_id:
+            with live.scope:  # cancelled only by `stop`, for a harness that could not be interrupted
+                async for message in stream:
+                    self._note_session(step, message)
+                    self._mirror.saw(message)
+                    if self._interrupt.is_set():
+                        if result.session_id:
+                            await self._mirrored(result.session_id, last_main)
+                        interrupted = True
+                        break
+                    last_main = _main_thread_uuid(message) or last_main
+                    events = self._show(step, message)
+                    if (
+                        handoffs is not None
+                        and handoffs.observe(events, live_workers=bool(workers.live))
+                        and result.session_id
+                    ):
                         await self._mirrored(result.session_id, last_main)
-                    interrupted = True
-                    break
-                last_main = _main_thread_uuid(message) or last_main
-                events = self._show(step, message)
-                if (
-                    handoffs is not None
-                    and handoffs.observe(events, live_workers=bool(workers.live))
-                    and result.session_id
-                ):
-                    await self._mirrored(result.session_id, last_main)
-                    handoff_due = True
-                    break
+                        handoff_due = True
+                        break
+                    if self._stop_reason and _ends_turn(message):
+                        break  # stopped: the interrupted turn has ended (a harness that idles on is closed)
         finally:
+            self._live = None
             await stream.aclose()
+            live.ended.set()
         self._absorb(result, stream.record)
         unstored = await self._mirror.settle(
             lambda line: step.emit(Event("retry", line, payload={"step": result.step}))
@@ -616,8 +679,10 @@ class Runtime:
 
     async def _next_launch(self, step: _Step, ended: _Ended) -> _Launch | None:
         """What follows a launch: what the handoff loop decides, else the same session with a human's words after
-        an interrupt; None when the step is over."""
+        an interrupt; None when the step is over (or stopped)."""
         result, handoffs = step.result, step.handoffs
+        if self._stop_reason:
+            return None
         if handoffs is not None:
             failed = not result.ok and not ended.interrupted  # a stream the Runtime closed did not fail
             decision = handoffs.after(
@@ -886,12 +951,27 @@ class _Launch:
 
 
 @dataclass(frozen=True)
+class _LiveLaunch:
+    """The launch streaming now, as `Runtime.stop` reaches it: its stream, the scope around its iteration, and an
+    event set once the harness is closed."""
+
+    stream: Any  # flower_resilience.ResilientQuery
+    scope: anyio.CancelScope
+    ended: anyio.Event
+
+
+@dataclass(frozen=True)
 class _Ended:
     """How a launch's stream ended: ``record`` is flower-resilience's record of its attempts."""
 
     record: Any
     interrupted: bool = False
     handoff_due: bool = False
+
+
+def _ends_turn(message: Any) -> bool:
+    """Is ``message`` the result that ends a turn of the harness?"""
+    return type(message).__name__ == "ResultMessage"
 
 
 def _main_thread_uuid(message: Any) -> str | None:
