@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import flower_resilience
 
@@ -38,8 +39,12 @@ __all__ = [
     "make_view",
     "open_runtime",
     "rescued",
+    "run_rescued",
     "write_stdout",
 ]
+
+T = TypeVar("T")
+_RESCUED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def make_view(opts: GlobalOptions, *, allow_hint: Callable[[str], str] | None = None) -> tuple[Renderer, Any]:
@@ -92,6 +97,52 @@ def rescued(runtime: Runtime, *, recorded: str, again: str) -> Iterator[None]:
     if failed is not None:
         # The step ran and its answer was shown; only its row is missing, and the user must know why.
         raise Exit(ExitCode.CONFIG, _manifest_problem(runtime, failed))
+
+
+def run_rescued(runtime: Runtime, main: Callable[[], Awaitable[T]]) -> T:
+    """``anyio.run(main)``, where SIGTERM/SIGHUP record the in-flight step, cancel ``main`` and then raise
+    `Terminated` (which `rescued` turns into the closing line and the death by that signal).
+
+    Why not the plain handler of ``Runtime.install_signal_rescue`` while the loop runs: it raises wherever the
+    main thread happens to be, and on a busy machine that is often the middle of some task (the SDK's reader, a
+    lease renewal) rather than the loop waiting; the exception then ends only that task and the step waits
+    forever (seen: 2 of 16 SIGTERMs on a loaded machine hung for over a minute). Here the loop hears the signal
+    and cancels ``main`` itself, so the unwinding (the harness closed, the lease released) always runs.
+    """
+    import anyio
+
+    heard: list[int] = []
+    results: list[T] = []
+
+    async def watched() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(*_RESCUED_SIGNALS) as signals:
+                    async for signum in signals:
+                        heard.append(int(signum))
+                        runtime.rescue()
+                        tg.cancel_scope.cancel()  # `main` unwinds from where it is, the harness closed on the way
+                        return
+
+            tg.start_soon(watch)
+            try:
+                results.append(await main())
+            finally:
+                tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(watched)
+    finally:
+        # The loop's handlers are gone with it (they leave the default, "die at once", behind): a second signal
+        # must not cut the closing line short, and one after the run is the command's own rescue again.
+        for signum in _RESCUED_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN if heard else signal.SIG_DFL)
+        if not heard:
+            runtime.install_signal_rescue()
+    if heard:
+        raise Terminated(heard[0])
+    return results[0]
 
 
 def _manifest_problem(runtime: Runtime, failed: OSError) -> str:

@@ -19,6 +19,7 @@ from .common import (
     make_view,
     open_runtime,
     rescued,
+    run_rescued,
 )
 from .credentials import ensure_credentials, interactive
 from .stdin_prompt import STDIN, prompt_from
@@ -198,10 +199,8 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
     )
     with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
-        import anyio
-
         try:
-            outcome = anyio.run(driver.run, workflow)
+            outcome = run_rescued(runtime, lambda: driver.run(workflow))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
         if driver.interrupted or outcome is None:

@@ -13,6 +13,7 @@ from .common import (
     make_view,
     open_runtime,
     rescued,
+    run_rescued,
 )
 from .credentials import ensure_credentials
 from .session_ids import resolve_session
@@ -54,8 +55,6 @@ def run_once(
     view, sink = make_view(opts, allow_hint=allow_hint)
     ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
-    import anyio
-
     spec = AgentSpec(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
     )
@@ -64,8 +63,8 @@ def run_once(
         if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
             where = f"for workspace {runtime.workspace} in {store_label(opts)}"
             resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)
-        result = anyio.run(
-            lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
+        result = run_rescued(
+            runtime, lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
         )
         finish(opts, view, sink, runtime, result)
         code = exit_code_for(result)

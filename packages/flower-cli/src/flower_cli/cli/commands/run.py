@@ -16,6 +16,7 @@ from .common import (
     make_view,
     open_runtime,
     rescued,
+    run_rescued,
 )
 from .credentials import ensure_credentials
 
@@ -89,8 +90,6 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
     view, sink = make_view(opts, allow_hint=lambda tool: f"add {tool!r} to the step's AgentSpec(allowed_tools=...)")
     ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
 
-    import anyio
-
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
     runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
@@ -100,7 +99,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
         again="run the same `flower run` again (each step continues its session)",
     ):
         try:
-            outcome = anyio.run(lambda: workflow.run(runtime, on_event=sink))
+            outcome = run_rescued(runtime, lambda: workflow.run(runtime, on_event=sink))
         except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
         conclude(opts, view, sink, runtime, outcome)
