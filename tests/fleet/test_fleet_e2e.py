@@ -211,8 +211,10 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     print(
         f"cancel requested -> step ended: {took:.1f} s; cancel command started -> step ended: {row['ended_at'] - asked:.1f} s"
     )
-    # Within a heartbeat (1 s) the step hears it; closing Claude Code in the middle of a tool call takes the rest.
-    assert took <= 1 + 10, f"the cancel took {took:.1f} s to reach the step"
+    # Within a heartbeat (1 s) the step hears it; the runner is halted, so Claude Code is interrupted in the middle
+    # of its Bash call (~1 s to end) instead of finishing its turn while the SDK waits 5 s to close it. The
+    # server's record is in whole seconds (+1 s), and a loaded machine gets 3 s more.
+    assert took <= 1 + 1 + 1 + 3, f"the cancel took {took:.1f} s to stop the step"
     logs = fleet.flower("fleet", "logs", run_id)
     assert "work: cancel requested" in logs.stdout and "run cancelled" in logs.stdout, logs.stdout
 
