@@ -154,7 +154,9 @@ class Fleet:
                 state = None  # an ended run with no worker to answer: the status alone
         state = state or RunState(run_id=run_id)
         state.running = [_running(p) for p in described.raw_description.pending_activities]
-        if status != "running" or state.status in ("starting",):
+        # A completed workflow's own state says how the run ended: a run whose step or go phase failed returns
+        # normally ("failed", with its error), and the server's "completed" must not hide that.
+        if status not in ("running", "completed") or state.status == "starting":
             state.status = status if status != "running" else state.status
         return state
 
