@@ -337,6 +337,8 @@ def test_a_coordinators_question_pauses_the_work_phase_and_fleet_answer_continue
     assert ROUND_TWO in judge.first_user_text
     logs = fleet.flower("fleet", "logs", run_id).stdout
     assert "signal answer" in logs and "work/2: attempt 1 started" in logs, logs
+    qa = (fleet.tmp / "root" / "runs" / run_id / ".flower" / "notes" / "qa-log.md").read_text()
+    assert question in qa and "[answered]" in qa and answer in qa, qa
     # Nothing else was asked of the model: the paused coordinator's Claude Code sent nothing after the pause.
     assert claude_env.unscripted == [], [(LEAD(r), r.last_user_text[:300]) for r in claude_env.unscripted]
 
@@ -378,7 +380,8 @@ def test_a_question_nobody_answers_within_the_timeout_continues_with_gos_timeout
     assert time.monotonic() - started >= 3.0
     logs = fleet.flower("fleet", "logs", run_id).stdout
     assert "clarify/2: attempt 1 started" in logs and "signal answer" not in logs, logs
-    # Not asserted: the question in notes/qa-log.md. A question that pauses its phase is not written there (nor
-    # its answer or timeout), unlike `flower go`'s; a gap of the pausing channel, in the report of this change.
+    # The Q&A log, as `flower go` keeps it: the question, and that nobody answered it.
+    qa = (fleet.tmp / "root" / "runs" / run_id / ".flower" / "notes" / "qa-log.md").read_text()
+    assert question in qa and "[timeout]" in qa, qa
     # Nothing else was asked of the model: the paused clarifier's Claude Code sent nothing after the pause.
     assert claude_env.unscripted == [], [(CLARIFIER(r), r.last_user_text[:300]) for r in claude_env.unscripted]

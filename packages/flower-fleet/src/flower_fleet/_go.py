@@ -67,6 +67,13 @@ async def run_phase(
     note = ""
     if given.question:
         note = answer_note(given.question, given.answer, timed_out=given.timed_out, channel=channel)
+        # The Q&A log, as `flower go` keeps it: the question and what became of it while the phase was paused.
+        if given.timed_out:
+            channel.log_settled(given.question, "timeout")
+        elif given.answer.strip():
+            channel.log_settled(given.question, "answered", given.answer)
+        else:
+            channel.log_settled(given.question, "declined")
     runner = FleetRunner(runtime, spec.run_id, epoch=epoch, restored_note=prepared.note, answer_note=note)
     holder["runner"] = runner
     flow = build_go_flow(settings, channel=channel, workbench=workbench)

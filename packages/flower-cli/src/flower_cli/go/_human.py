@@ -299,6 +299,15 @@ class HumanChannel:
             return INVALID_TEXT
         return self.timeout_text
 
+    def log_settled(self, question: str, state: AskState, answer: str = "", *, asked_at: float | None = None) -> None:
+        """Write a question that was settled elsewhere to the Q&A log, as `ask` does for its own: a fleet's
+        question, answered (or timed out) while no process waited on it. It does not count against the quota."""
+        with self._lock:
+            self._questions += 1
+            item = Ask(f"q{self._questions}", question.strip(), (), asked_at or time.time())
+        item.state, item.answer, item.settled_at = state, answer.strip(), time.time()
+        self._log_question(item)
+
     def _finished(self, item: Ask) -> None:
         self._log_question(item)
         self._emit_question(item, item.state)
