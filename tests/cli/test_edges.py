@@ -90,6 +90,80 @@ def test_sigterm_says_what_was_recorded_and_how_to_continue_then_exits_143(
     assert line.endswith('to continue: flower once --resume sess-1234 "…"')
 
 
+# The signal arrives while the loop runs: tasks busy with work of their own (as the SDK's reader and a lease
+# renewal are) and the main task waiting. Printed: what `main` saw, then the closing line, then the status.
+_TERMINATED_IN_LOOP = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from pathlib import Path
+    import anyio
+    from flower_cli.cli.commands.common import rescued, run_rescued
+    from flower_cli.runtime import Runtime
+
+    ws = Path(sys.argv[1])
+    runtime = Runtime(ws, ws / "runs")
+
+    async def busy() -> None:
+        while True:
+            time.sleep(0.002)  # the main thread is inside this task most of the time
+            await anyio.sleep(0)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(busy)
+            os.kill(os.getpid(), signal.SIGTERM)
+            try:
+                await anyio.sleep(60)
+            finally:
+                print("main unwound", flush=True)
+
+    with rescued(runtime, recorded="the step is", again="run it again"):
+        run_rescued(runtime, main)
+    """
+)
+
+
+def test_sigterm_while_the_loop_runs_busy_tasks_unwinds_main_then_exits_143(
+    isolated_home: Path, workspace: Path
+) -> None:
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-dummy"}
+    script = f'"{sys.executable}" -c "$0" "$1"; echo "status=$?"'
+    for _ in range(5):  # where the signal lands varies; each time it must unwind
+        done = subprocess.run(
+            ["sh", "-c", script, _TERMINATED_IN_LOOP, str(workspace)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.stdout.split() == ["main", "unwound", "status=143"], (done.stdout, done.stderr)
+        assert "flower: stopped by SIGTERM" in done.stderr, done.stderr
+
+
+async def _raises_as_is() -> None:
+    raise LookupError("as it came")
+
+
+def test_run_rescued_returns_the_value_and_raises_an_error_as_it_came(
+    isolated_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower_cli.cli.commands.common import run_rescued
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+    runtime = Runtime(workspace, workspace / "runs")
+    try:
+
+        async def answer() -> int:
+            return 42
+
+        assert run_rescued(runtime, answer) == 42
+        with pytest.raises(LookupError, match="as it came"):  # not an exception group
+            run_rescued(runtime, _raises_as_is)
+    finally:
+        runtime.close()
+
+
 # --- private files -----------------------------------------------------------------------------------
 
 

@@ -110,24 +110,31 @@ def run_rescued(runtime: Runtime, main: Callable[[], Awaitable[T]]) -> T:
     and cancels ``main`` itself, so the unwinding (the harness closed, the lease released) always runs.
     """
     import anyio
+    import anyio.abc
 
     heard: list[int] = []
     results: list[T] = []
+    failures: list[BaseException] = []
 
     async def watched() -> None:
         async with anyio.create_task_group() as tg:
 
-            async def watch() -> None:
+            async def watch(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
                 with anyio.open_signal_receiver(*_RESCUED_SIGNALS) as signals:
+                    task_status.started()
                     async for signum in signals:
                         heard.append(int(signum))
                         runtime.rescue()
                         tg.cancel_scope.cancel()  # `main` unwinds from where it is, the harness closed on the way
                         return
 
-            tg.start_soon(watch)
+            await tg.start(watch)  # the loop hears the signals before `main` runs
             try:
                 results.append(await main())
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException as exc:  # noqa: BLE001 - raised after the loop as it came, not as an exception group
+                failures.append(exc)
             finally:
                 tg.cancel_scope.cancel()
 
@@ -142,6 +149,8 @@ def run_rescued(runtime: Runtime, main: Callable[[], Awaitable[T]]) -> T:
             runtime.install_signal_rescue()
     if heard:
         raise Terminated(heard[0])
+    if failures:
+        raise failures[0]
     return results[0]
 
 
