@@ -184,3 +184,16 @@ def status_json(fleet: Fleet, run_id: str) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     parsed: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return parsed
+
+
+def worker_logs(fleet: Fleet) -> str:
+    """Every worker's log, for a failure's message."""
+    return "".join(p.read_text() for p in sorted(fleet.tmp.glob("worker-*.log")))
+
+
+def verdict(state: str, reason: str, *failed: str) -> Any:
+    """The judge's reply: a verdict in go's format."""
+    from harness import Text
+
+    items = "\n".join(f"- {f}" for f in failed) or "- none"
+    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")

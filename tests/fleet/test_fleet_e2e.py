@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,15 +20,6 @@ from flower_fleet import step_session_id
 from harness import ScriptedServer, Step, Text, bash, keyed, when, when_prompt
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def fleet(claude_env: ScriptedServer, temporal_address: str, pg_url: str, tmp_path: Path) -> Iterator[Fleet]:
-    made = Fleet(tmp_path, temporal_address, pg_url)
-    try:
-        yield made
-    finally:
-        made.stop()
 
 
 def test_a_submitted_one_step_workflow_completes_on_a_worker_and_its_session_is_in_postgres(

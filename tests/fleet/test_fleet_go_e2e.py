@@ -6,11 +6,9 @@ tests/e2e/test_go_e2e.py), and a clarifier's question answered with `flower flee
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from fleet_helpers import FLOWS_ONE_STEP, Fleet, status_json, wait_for
+from fleet_helpers import FLOWS_ONE_STEP, Fleet, status_json, verdict, wait_for, worker_logs
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
 from flower_fleet import step_session_id
@@ -45,24 +43,6 @@ hello.txt greets the reader.
 """
 
 
-def verdict(state: str, reason: str, *failed: str) -> Text:
-    items = "\n".join(f"- {f}" for f in failed) or "- none"
-    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
-
-
-@pytest.fixture
-def fleet(claude_env: ScriptedServer, temporal_address: str, pg_url: str, tmp_path: Path) -> Iterator[Fleet]:
-    made = Fleet(tmp_path, temporal_address, pg_url)
-    try:
-        yield made
-    finally:
-        made.stop()
-
-
-def _log(fleet: Fleet) -> str:
-    return "".join(p.read_text() for p in sorted(fleet.tmp.glob("worker-*.log")))
-
-
 def test_a_go_ask_completes_clarify_goal_and_a_judged_round(fleet: Fleet, claude_env: ScriptedServer) -> None:
     run_id = f"go-{uuid.uuid4().hex[:8]}"
     claude_env.script(
@@ -74,7 +54,7 @@ def test_a_go_ask_completes_clarify_goal_and_a_judged_round(fleet: Fleet, claude
     fleet.start_worker("a", "--slots", "1")
 
     done = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, "--wait")
-    assert done.returncode == 0, done.stderr + _log(fleet)
+    assert done.returncode == 0, done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
     assert claude_env.unscripted == [] and claude_env.rejected == []
 
@@ -121,19 +101,19 @@ def test_a_clarifier_question_waits_holding_no_slot_and_fleet_answer_reaches_it(
         state = status_json(fleet, run_id)
         return state["question"] == QUESTION and not state["running"]
 
-    wait_for(asking, 180, f"the question in `status`\n{_log(fleet)}")
+    wait_for(asking, 180, f"the question in `status`\n{worker_logs(fleet)}")
     shown = fleet.flower("fleet", "status", run_id)
     assert f"question: {QUESTION}" in shown.stdout, shown.stdout
 
     # Meanwhile a second run completes on the same single-slot worker.
     meanwhile = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", other, "--wait")
-    assert meanwhile.returncode == 0, meanwhile.stderr + _log(fleet)
+    assert meanwhile.returncode == 0, meanwhile.stderr + worker_logs(fleet)
     assert status_json(fleet, run_id)["question"] == QUESTION, "still waiting for the person"
 
     answer = fleet.flower("fleet", "answer", run_id, ANSWER)
     assert answer.returncode == 0, answer.stderr
     done = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, "--wait")
-    assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
+    assert done.returncode == 0, done.stdout + done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
     # The pause interrupts the clarifier's Claude Code: it asks the model nothing more after the question.
     assert claude_env.unscripted == [] and claude_env.rejected == []

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_helpers import Fleet, status_json, wait_for
+from fleet_helpers import Fleet, status_json, verdict, wait_for, worker_logs
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
 from flower_cli.go._human import TIMEOUT_TEXT
@@ -53,24 +51,6 @@ ROUND_TWO = "Round two: README.md written too. ALL-DONE"
 GAP = "README-MISSING: there is no README.md"
 
 
-def verdict(state: str, reason: str, *failed: str) -> Text:
-    items = "\n".join(f"- {f}" for f in failed) or "- none"
-    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
-
-
-@pytest.fixture
-def fleet(claude_env: ScriptedServer, temporal_address: str, pg_url: str, tmp_path: Path) -> Iterator[Fleet]:
-    made = Fleet(tmp_path, temporal_address, pg_url)
-    try:
-        yield made
-    finally:
-        made.stop()
-
-
-def _log(fleet: Fleet) -> str:
-    return "".join(p.read_text() for p in sorted(fleet.tmp.glob("worker-*.log")))
-
-
 def _submit(fleet: Fleet, run_id: str, *args: str, wait: bool = True) -> Any:
     return fleet.flower(
         "fleet", "submit", "build a greeter", "--shared", "--run-id", run_id, *args, *(["--wait"] if wait else [])
@@ -88,7 +68,7 @@ def _ended(fleet: Fleet, run_id: str, *, never_asks: bool = False) -> dict[str, 
     the test at once (nothing of this run may pause)."""
     state = status_json(fleet, run_id)
     if never_asks:
-        assert state["question"] == "", f"the run paused on {state['question']!r}\n{_log(fleet)}"
+        assert state["question"] == "", f"the run paused on {state['question']!r}\n{worker_logs(fleet)}"
     return state if state["status"] in ("completed", "failed", "cancelled") else None
 
 
@@ -105,7 +85,7 @@ def _session_of(request: RecordedRequest) -> str:
 def _why(fleet: Fleet, run_id: str) -> str:
     """What the worker and the run's harness log said (the reason a continuation did not reach its session)."""
     harness = fleet.tmp / "root" / "manifests" / run_id / "harness.log"
-    return f"{_log(fleet)}\n{harness.read_text() if harness.exists() else ''}"
+    return f"{worker_logs(fleet)}\n{harness.read_text() if harness.exists() else ''}"
 
 
 def _tool_result(request: RecordedRequest, tool: str) -> str:
@@ -139,7 +119,7 @@ def test_a_not_yet_round_continues_the_same_work_session_with_the_judges_feedbac
     fleet.start_worker("a", "--slots", "1")
 
     done = _submit(fleet, run_id)
-    assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
+    assert done.returncode == 0, done.stdout + done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
     assert claude_env.unscripted == [] and claude_env.rejected == []
 
@@ -191,7 +171,7 @@ def test_rounds_that_never_reach_the_goal_fail_the_run_with_the_last_feedback(
     fleet.start_worker("a", "--slots", "1")
 
     done = _submit(fleet, run_id, "--rounds", "2")
-    assert done.returncode == 1, done.stdout + done.stderr + _log(fleet)
+    assert done.returncode == 1, done.stdout + done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  failed  go"), done.stdout
     assert claude_env.unscripted == [] and claude_env.rejected == []
 
@@ -231,7 +211,7 @@ def test_a_judges_question_falls_through_at_once_without_pausing_the_round(
     # The run's question timeout is the default (30 min): a pause would show in `status` and hold the run there.
     submitted = _submit(fleet, run_id, wait=False)
     assert submitted.returncode == 0, submitted.stderr
-    state = wait_for(lambda: _ended(fleet, run_id, never_asks=True), 180, f"the run's end\n{_log(fleet)}")
+    state = wait_for(lambda: _ended(fleet, run_id, never_asks=True), 180, f"the run's end\n{worker_logs(fleet)}")
     assert state["status"] == "completed", state
     assert claude_env.unscripted == [] and claude_env.rejected == []
 
@@ -267,7 +247,7 @@ def test_an_unreachable_verdicts_question_falls_through_and_stops_the_run_with_t
     # not answered, and go stops with the judge's reason, as `flower go` does when nobody answers.
     submitted = _submit(fleet, run_id, wait=False)
     assert submitted.returncode == 0, submitted.stderr
-    state = wait_for(lambda: _ended(fleet, run_id, never_asks=True), 180, f"the run's end\n{_log(fleet)}")
+    state = wait_for(lambda: _ended(fleet, run_id, never_asks=True), 180, f"the run's end\n{worker_logs(fleet)}")
     assert state["status"] == "failed", state
     assert claude_env.unscripted == [] and claude_env.rejected == []
     assert state["answers"] == []
@@ -308,7 +288,7 @@ def test_a_coordinators_question_pauses_the_work_phase_and_fleet_answer_continue
         state = status_json(fleet, run_id)
         return state if state["question"] == question and not state["running"] else None
 
-    paused = wait_for(asking, 180, f"the coordinator's question in `status`\n{_log(fleet)}")
+    paused = wait_for(asking, 180, f"the coordinator's question in `status`\n{worker_logs(fleet)}")
     assert paused["status"] == "running" and paused["step"] == "work", paused
     assert [o["step"] for o in paused["done"]] == ["clarify", "goal"]
     shown = fleet.flower("fleet", "status", run_id).stdout
@@ -317,7 +297,7 @@ def test_a_coordinators_question_pauses_the_work_phase_and_fleet_answer_continue
     said = fleet.flower("fleet", "answer", run_id, answer)
     assert said.returncode == 0, said.stderr
     done = _submit(fleet, run_id)
-    assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
+    assert done.returncode == 0, done.stdout + done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
     assert claude_env.rejected == []
 
@@ -360,7 +340,7 @@ def test_a_question_nobody_answers_within_the_timeout_continues_with_gos_timeout
 
     started = time.monotonic()
     done = _submit(fleet, run_id, "--timeout", "3")
-    assert done.returncode == 0, done.stdout + done.stderr + _log(fleet)
+    assert done.returncode == 0, done.stdout + done.stderr + worker_logs(fleet)
     assert done.stdout.startswith(f"{run_id}  completed  go"), done.stdout
     assert claude_env.rejected == []
 
