@@ -12,10 +12,15 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
+from harness import Text, when_main, when_prompt, when_system
 
 FLOWS_ONE_STEP = (
     "from flower_cli import AgentSpec, Step, Workflow\n"
@@ -23,6 +28,52 @@ FLOWS_ONE_STEP = (
     "def main():\n"
     "    return Workflow([Step('hello', writer, 'say hello')], name='one-step')\n"
 )
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main"]
+_UNDER_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def flows_one_step(prompt: str) -> str:
+    """A flows.py whose workflow is one step ``work`` asked ``prompt`` (a script keys its replies on it)."""
+    return (
+        "from flower_cli import AgentSpec, Step, Workflow\n"
+        "writer = AgentSpec('writer', 'Write tersely.', allowed_tools=['Bash'])\n"
+        "def main():\n"
+        f"    return Workflow([Step('work', writer, {prompt!r})], name='one-step')\n"
+    )
+
+
+# --- a go run's roles, as ONE scripted Messages API plays them (each reply picked by the role's system prompt) ---
+CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
+LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
+GOAL_SETTER = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
+JUDGE = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
+
+QUESTION = "Should the greeting be in English or in French?"
+ANSWER = "FRENCH-PLEASE"
+BRIEF = """## Goal
+Build the greeter: a hello.txt that greets the reader.
+
+## Acceptance criteria
+- hello.txt exists and says hello
+
+## Boundaries
+- no web page
+
+## Unknowns and assumptions
+- none
+"""
+GOAL = """## Goal
+hello.txt greets the reader.
+
+## Checks
+- hello.txt exists and contains "hello"
+"""
+
+
+def verdict(state: str, reason: str, *failed: str) -> Text:
+    """The judge's reply: ``state`` (achieved, not_yet …), its reason, the failed checks."""
+    items = "\n".join(f"- {f}" for f in failed) or "- none"
+    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
 
 
 # Run inside a private mount namespace: the worker's own root directory ($1) mounted over the common fleet root
@@ -66,6 +117,72 @@ def own_roots_unsupported(tmp: Path) -> str | None:
     return None
 
 
+def require_own_roots(tmp: Path) -> None:
+    """Skip the test, with the probe's reason, where workers cannot have fleet roots of their own; under CI a
+    failure instead (the two-machine tests must run there)."""
+    reason = own_roots_unsupported(tmp)
+    if reason is None:
+        return
+    if _UNDER_CI:
+        pytest.fail(f"CI must run the two-machine fleet tests, but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def bare_remote(tmp: Path, branches: Mapping[str, Mapping[str, str]]) -> Path:
+    """A bare repository ``<tmp>/remote.git`` with a branch per entry of ``branches`` (its files: name -> text),
+    each with a .gitignore that keeps ``scratch-*`` out of every checkpoint."""
+    remote = tmp / "remote.git"
+    subprocess.run([*GIT, "init", "--quiet", "--bare", str(remote)], check=True)
+    for branch, files in branches.items():
+        seed = tmp / f"seed-{branch}"
+        subprocess.run([*GIT, "init", "--quiet", str(seed)], check=True)
+        for name, text in {".gitignore": "scratch-*\n", **files}.items():
+            (seed / name).write_text(text)
+        subprocess.run([*GIT, "-C", str(seed), "add", "--all"], check=True)
+        subprocess.run([*GIT, "-C", str(seed), "commit", "--quiet", "-m", f"seed {branch}"], check=True)
+        subprocess.run([*GIT, "-C", str(seed), "push", "--quiet", str(remote), f"HEAD:{branch}"], check=True)
+    return remote
+
+
+def remote_git(remote: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git`` on the bare remote (``show flower/<run>:file``, ``rev-parse`` …), not checked."""
+    return subprocess.run(["git", "--git-dir", str(remote), *args], capture_output=True, text=True)
+
+
+def files_under(root: Path) -> set[str]:
+    """The files under ``root``, relative, leaving out git's own."""
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
+
+
+def stored_entries(pg_url: str, workspace: Path, session_id: str) -> list[Any]:
+    """A session's entries in the PostgreSQL store, keyed as the SDK keys them: by the workspace path."""
+    import anyio
+    from claude_agent_sdk import project_key_for_directory
+
+    from flower_stores import store_from_url
+
+    store = store_from_url(pg_url)
+    try:
+        key = {"project_key": project_key_for_directory(str(workspace)), "session_id": session_id}
+        return list(anyio.run(store.load, key) or [])
+    finally:
+        store.close()
+
+
+def most_at_once(spans: Path) -> tuple[int, int]:
+    """From lines ``start|end <run> <time>`` (each step's bash appends them): how many lines, and the most steps
+    that ran at once."""
+    events = []
+    for line in spans.read_text().splitlines():
+        kind, _, at = line.split()
+        events.append((float(at), 1 if kind == "start" else -1))
+    live = most = 0
+    for _, delta in sorted(events):
+        live += delta
+        most = max(most, live)
+    return len(events), most
+
+
 @dataclass
 class Fleet:
     """One fleet of a test: its server, queue, store and root; each worker is a `flower fleet worker` process."""
@@ -75,11 +192,14 @@ class Fleet:
     store: str
     queue: str = field(default_factory=lambda: f"q-{uuid.uuid4().hex[:8]}")
     workers: list[subprocess.Popen[str]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # each worker's name, as workers
 
-    def env(self, name: str = "client", root: Path | None = None) -> dict[str, str]:
+    def env(self, name: str = "client", root: Path | None = None, *, machine: bool = True) -> dict[str, str]:
+        """The environment of a process ``name`` (its own HOME); not on a ``machine`` of the fleet, it has neither
+        FLOWER_FLEET_ROOT nor FLOWER_STORE_URL (it is told the store with --store)."""
         home = self.tmp / f"home-{name}"
         home.mkdir(exist_ok=True)
-        return {
+        env = {
             **os.environ,
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -89,16 +209,33 @@ class Fleet:
             "FLOWER_FLEET_ROOT": str(root or self.tmp / "root"),
             "FLOWER_STORE_URL": self.store,
         }
+        if not machine:
+            del env["FLOWER_FLEET_ROOT"], env["FLOWER_STORE_URL"]
+        return env
 
-    def flower(self, *args: str, timeout: float = 240, name: str = "client") -> subprocess.CompletedProcess[str]:
+    def flower(
+        self, *args: str, timeout: float = 240, name: str = "client", machine: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "flower_cli", *args],
             cwd=self.tmp,
-            env=self.env(name),
+            env=self.env(name, machine=machine),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
+        )
+
+    def start_flower(self, *args: str) -> subprocess.Popen[str]:
+        """`flower` started, not waited for (several submits at once); read it with ``communicate``."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "flower_cli", *args],
+            cwd=self.tmp,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def start_worker(
@@ -125,6 +262,7 @@ class Fleet:
             start_new_session=True,  # its own group: a SIGKILL of the group takes its Claude Code too, like a dead machine
         )
         self.workers.append(process)
+        self.names.append(name)
         logged = self.tmp / f"worker-{name}.log"
         wait_for(
             lambda: process.poll() is not None or "polling" in logged.read_text(),
@@ -133,6 +271,23 @@ class Fleet:
         )
         assert process.poll() is None, logged.read_text()
         return process
+
+    def own_root(self, machine: str) -> Path:
+        """The disk of machine ``machine`` (`start_machine`): what it sees at the common fleet root."""
+        return self.tmp / f"root-{machine}"
+
+    def start_machine(self, name: str, *args: str) -> subprocess.Popen[str]:
+        """A worker on a machine of its own (`own_root` of ``name``, seen at the common ``<tmp>/root``)."""
+        return self.start_worker(name, *args, own_root=self.own_root(name))
+
+    def machine_of(self, identity: str) -> str:
+        """The name of the worker (``worker-<name>.log``) whose identity (``host/pid``) is ``identity``."""
+        process = self.worker_by_identity(identity)
+        return self.names[self.workers.index(process)]
+
+    def logs(self) -> str:
+        """Every worker's log, for a failure's message."""
+        return "".join(f"--- {p.name}\n{p.read_text()}" for p in sorted(self.tmp.glob("worker-*.log")))
 
     def workspace(self, run_id: str, flows: str, root: Path | None = None) -> Path:
         """A shared run's workspace, with its flows.py (a --shared run finds its files under the root)."""
@@ -191,9 +346,16 @@ def worker_logs(fleet: Fleet) -> str:
     return "".join(p.read_text() for p in sorted(fleet.tmp.glob("worker-*.log")))
 
 
-def verdict(state: str, reason: str, *failed: str) -> Any:
-    """The judge's reply: a verdict in go's format."""
-    from harness import Text
+def cancel_took(fleet: Fleet, run_id: str, row: dict[str, Any], asked: float) -> float:
+    """Seconds from the server's record of the run's cancel (whole seconds) to the end of the cancelled step's
+    manifest ``row``; printed with the time from ``asked`` (before the cancel command started)."""
+    from datetime import UTC, datetime
 
-    items = "\n".join(f"- {f}" for f in failed) or "- none"
-    return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
+    logs = fleet.flower("fleet", "logs", run_id)
+    [requested] = [line for line in logs.stdout.splitlines() if line.endswith("work: cancel requested")]
+    at = datetime.strptime(requested[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    took = float(row["ended_at"]) - at
+    print(
+        f"cancel requested -> step ended: {took:.1f} s; cancel command started -> step ended: {row['ended_at'] - asked:.1f} s"
+    )
+    return took

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
-import anyio
 import pytest
-from fleet_helpers import FLOWS_ONE_STEP, Fleet, kill_machine, status_json, wait_for
+from fleet_helpers import (
+    FLOWS_ONE_STEP,
+    Fleet,
+    bare_remote,
+    cancel_took,
+    flows_one_step,
+    kill_machine,
+    most_at_once,
+    remote_git,
+    status_json,
+    stored_entries,
+    wait_for,
+)
 
 from flower_fleet import step_session_id
 from harness import ScriptedServer, Step, Text, bash, keyed, when, when_prompt
@@ -57,39 +65,20 @@ def test_a_submitted_one_step_workflow_completes_on_a_worker_and_its_session_is_
     assert len(claude_env.message_requests) == 1, "one model request: the resubmission ran nothing"
 
 
-def _flows_with_prompt(prompt: str) -> str:
-    return (
-        "from flower_cli import AgentSpec, Step, Workflow\n"
-        "writer = AgentSpec('writer', 'Write tersely.', allowed_tools=['Bash'])\n"
-        "def main():\n"
-        f"    return Workflow([Step('work', writer, {prompt!r})], name='one-step')\n"
-    )
-
-
 def test_three_runs_on_two_single_slot_workers_complete_never_more_than_two_at_once(
     fleet: Fleet, claude_env: ScriptedServer
 ) -> None:
     spans = fleet.tmp / "spans.log"  # each step's bash appends "start"/"end" with a clock: the overlap, measured
     runs = [f"run-{i}-{uuid.uuid4().hex[:6]}" for i in range(3)]
     for run_id in runs:
-        fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+        fleet.workspace(run_id, flows_one_step(f"TASK {run_id}"))
         command = f"echo start {run_id} $(date +%s.%N) >> {spans}; sleep 6; echo end {run_id} $(date +%s.%N) >> {spans}"
         claude_env.script(keyed(when_prompt(f"TASK {run_id}"), bash(command), Text(f"DONE {run_id}")))
     fleet.start_worker("a", "--slots", "1")
     fleet.start_worker("b", "--slots", "1")
 
     # Submitted at once (three client processes), so all three wait for the two slots together.
-    submits = [
-        subprocess.Popen(
-            [sys.executable, "-m", "flower_cli", "fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id],
-            cwd=fleet.tmp,
-            env=fleet.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for run_id in runs
-    ]
+    submits = [fleet.start_flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", r) for r in runs]
     for run_id, submit in zip(runs, submits):
         out, err = submit.communicate(timeout=120)
         assert submit.returncode == 0 and out.strip() == run_id, err
@@ -98,15 +87,8 @@ def test_three_runs_on_two_single_slot_workers_complete_never_more_than_two_at_o
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"{run_id}  completed" in done.stdout
 
-    events = []
-    for line in spans.read_text().splitlines():
-        kind, run_id, at = line.split()
-        events.append((float(at), 1 if kind == "start" else -1, run_id))
-    live = most = 0
-    for _, delta, _ in sorted(events):
-        live += delta
-        most = max(most, live)
-    assert len(events) == 6, events
+    events, most = most_at_once(spans)
+    assert events == 6, spans.read_text()
     assert most <= 2, f"{most} steps ran at once on two single-slot workers"
     workers = {status_json(fleet, r)["done"][0]["worker"] for r in runs}
     assert len(workers) == 2, f"both workers took steps: {workers}"
@@ -119,7 +101,7 @@ def test_a_step_whose_worker_is_killed_resumes_the_same_session_on_the_other_wor
     """SIGKILL of the worker's process group is a dead machine (noticed at the heartbeat timeout); SIGTERM is a
     worker told to stop: it stops polling and hands the running step back at once."""
     run_id = f"run-{uuid.uuid4().hex[:8]}"
-    fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    fleet.workspace(run_id, flows_one_step(f"TASK {run_id}"))
     claude_env.script(
         bash("echo FIRST-TURN > first.txt"),
         bash("python3 -c 'import time; time.sleep(120)'"),  # the turn during which its machine dies
@@ -175,7 +157,7 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     fleet: Fleet, claude_env: ScriptedServer
 ) -> None:
     run_id = f"run-{uuid.uuid4().hex[:8]}"
-    fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    fleet.workspace(run_id, flows_one_step(f"TASK {run_id}"))
     claude_env.script(bash("python3 -c 'import time; time.sleep(120)'"), Text("NEVER SENT"))
     fleet.start_worker("a", "--slots", "1")  # heartbeats every second (fleet_helpers)
     sent = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id)
@@ -194,13 +176,7 @@ def test_cancel_stops_the_running_step_within_the_heartbeat_interval_and_status_
     manifest = fleet.tmp / "root" / "manifests" / run_id / "manifest.json"
     [row] = json.loads(manifest.read_text())
     assert row["step"] == "work" and row["ok"] is False and row["error"], row
-    logs = fleet.flower("fleet", "logs", run_id)
-    [requested] = [line for line in logs.stdout.splitlines() if line.endswith("work: cancel requested")]
-    at = datetime.strptime(requested[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
-    took = row["ended_at"] - at  # from the server's record of the cancel (whole seconds) to the step's end
-    print(
-        f"cancel requested -> step ended: {took:.1f} s; cancel command started -> step ended: {row['ended_at'] - asked:.1f} s"
-    )
+    took = cancel_took(fleet, run_id, row, asked)
     # Within a heartbeat (1 s) the step hears it; the runner is halted, so Claude Code is interrupted in the middle
     # of its Bash call (~1 s to end) instead of finishing its turn while the SDK waits 5 s to close it. The
     # server's record is in whole seconds (+1 s), and a loaded machine gets 3 s more.
@@ -221,7 +197,7 @@ def test_the_temporal_server_killed_and_restarted_mid_step_the_run_completes(
     fleet = Fleet(tmp_path, server.address, pg_url)
     try:
         run_id = f"run-{uuid.uuid4().hex[:8]}"
-        fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+        fleet.workspace(run_id, flows_one_step(f"TASK {run_id}"))
         claude_env.script(bash("python3 -c 'import time; time.sleep(8)'"), Text("DONE DESPITE THE RESTART"))
         fleet.start_worker("a", "--slots", "1")
         sent = fleet.flower("fleet", "submit", "flows.py:main", "--shared", "--run-id", run_id)
@@ -245,7 +221,7 @@ def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_
     fleet: Fleet, claude_env: ScriptedServer, pg_url: str
 ) -> None:
     run_id = f"run-{uuid.uuid4().hex[:8]}"
-    ws = fleet.workspace(run_id, _flows_with_prompt(f"TASK {run_id}"))
+    ws = fleet.workspace(run_id, flows_one_step(f"TASK {run_id}"))
     resumed = when(lambda r: "This step was interrupted" in r.text, "the takeover's request")
     claude_env.script(
         bash("python3 -c 'import time; time.sleep(15)'"),
@@ -278,16 +254,7 @@ def test_a_worker_whose_heartbeats_stall_is_superseded_and_its_late_appends_are_
     state = status_json(fleet, run_id)
     [step] = state["done"]
     assert step["output"] == "DONE BY THE TAKEOVER" and step["attempt"] >= 2
-    from claude_agent_sdk import project_key_for_directory
-
-    from flower_stores import store_from_url
-
-    store = store_from_url(pg_url)
-    try:
-        key = {"project_key": project_key_for_directory(str(ws)), "session_id": step["session_id"]}
-        entries = json.dumps(anyio.run(store.load, key))
-    finally:
-        store.close()
+    entries = json.dumps(stored_entries(pg_url, ws, step["session_id"]))
     assert "DONE BY THE TAKEOVER" in entries
     assert "LATE-FROM-THE-STALLED-WORKER" not in entries, "the superseded attempt appended after the takeover"
 
@@ -296,15 +263,7 @@ def test_a_run_from_a_git_remote_is_cloned_into_the_fleet_root_and_its_step_end_
     fleet: Fleet, claude_env: ScriptedServer
 ) -> None:
     run_id = f"run-{uuid.uuid4().hex[:8]}"
-    remote = fleet.tmp / "remote.git"
-    seed = fleet.tmp / "seed"
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "--quiet", "--bare", str(remote)], check=True)
-    subprocess.run([*git, "init", "--quiet", str(seed)], check=True)
-    (seed / "flows.py").write_text(_flows_with_prompt(f"TASK {run_id}"))
-    subprocess.run([*git, "-C", str(seed), "add", "flows.py"], check=True)
-    subprocess.run([*git, "-C", str(seed), "commit", "--quiet", "-m", "flows"], check=True)
-    subprocess.run([*git, "-C", str(seed), "push", "--quiet", str(remote), "HEAD:main"], check=True)
+    remote = bare_remote(fleet.tmp, {"main": {"flows.py": flows_one_step(f"TASK {run_id}")}})
     claude_env.script(bash("echo MADE-BY-THE-STEP > made.txt"), Text("DONE FROM THE REMOTE"))
     fleet.start_worker("a", "--slots", "1")
 
@@ -315,13 +274,9 @@ def test_a_run_from_a_git_remote_is_cloned_into_the_fleet_root_and_its_step_end_
     assert (fleet.tmp / "root" / "runs" / run_id / "flows.py").is_file(), (
         "the workspace is a clone under the fleet root"
     )
-    pushed = subprocess.run(
-        ["git", "--git-dir", str(remote), "show", f"flower/{run_id}:made.txt"], capture_output=True, text=True
-    )
+    pushed = remote_git(remote, "show", f"flower/{run_id}:made.txt")
     assert pushed.returncode == 0 and pushed.stdout == "MADE-BY-THE-STEP\n", pushed.stderr
     [step] = status_json(fleet, run_id)["done"]
-    head = subprocess.run(
-        ["git", "--git-dir", str(remote), "rev-parse", f"flower/{run_id}"], capture_output=True, text=True
-    )
+    head = remote_git(remote, "rev-parse", f"flower/{run_id}")
     assert step["checkpoint"] == head.stdout.strip(), "the step-end checkpoint is the branch's head"
     assert step["restored_from"] == "", "a fresh clone was not restored from a checkpoint"

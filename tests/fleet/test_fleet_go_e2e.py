@@ -8,39 +8,27 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from fleet_helpers import FLOWS_ONE_STEP, Fleet, status_json, verdict, wait_for, worker_logs
+from fleet_helpers import (
+    ANSWER,
+    BRIEF,
+    CLARIFIER,
+    FLOWS_ONE_STEP,
+    GOAL,
+    GOAL_SETTER,
+    JUDGE,
+    LEAD,
+    QUESTION,
+    Fleet,
+    status_json,
+    verdict,
+    wait_for,
+    worker_logs,
+)
 
-from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
 from flower_fleet import step_session_id
-from harness import ScriptedServer, Text, ToolUse, keyed, when, when_main, when_prompt, when_system
+from harness import ScriptedServer, Text, ToolUse, keyed, when, when_prompt
 
 pytestmark = pytest.mark.e2e
-
-CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
-LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
-GOAL_SETTER = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
-JUDGE = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
-
-QUESTION = "Should the greeting be in English or in French?"
-ANSWER = "FRENCH-PLEASE"
-BRIEF = """## Goal
-Build the greeter: a hello.txt that greets the reader.
-
-## Acceptance criteria
-- hello.txt exists and says hello
-
-## Boundaries
-- no web page
-
-## Unknowns and assumptions
-- none
-"""
-GOAL = """## Goal
-hello.txt greets the reader.
-
-## Checks
-- hello.txt exists and contains "hello"
-"""
 
 
 def test_a_go_ask_completes_clarify_goal_and_a_judged_round(fleet: Fleet, claude_env: ScriptedServer) -> None:
