@@ -16,7 +16,6 @@ when its last result did; its turns add up, and its cost is the last result's ru
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import logging
@@ -485,65 +484,76 @@ def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgent
 
 
 def _closable_sdk_query() -> QueryFunction:
-    """One launch of Claude Code through the SDK's public ``ClaudeSDKClient``, as a stream that (unlike
-    ``claude_agent_sdk.query``) can be interrupted, and whose early close ends the harness at once."""
+    """``claude_agent_sdk.query``, except that it can be interrupted and that closing it early really ends the
+    subprocess (see `_SdkStream`). If the SDK's internals move, fall back to the public ``query``."""
+    try:
+        from claude_agent_sdk._internal.client import InternalClient
+    except ImportError:  # pragma: no cover - a future SDK layout
+        import claude_agent_sdk
+
+        return claude_agent_sdk.query
 
     def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
-        return _ClientStream(prompt, options)
+        return _SdkStream(InternalClient().process_query(prompt=prompt, options=options))
 
     return query
 
 
-class _ClientStream:
-    """The messages of one Claude Code run, driven through ``ClaudeSDKClient``; ``interrupt()`` and ``aclose()``.
+class _SdkStream:
+    """The messages of one Claude Code run (the SDK's ``process_query``); ``interrupt()`` and ``aclose()``.
 
-    Why not ``claude_agent_sdk.query``: its generator neither propagates ``aclose()`` (measured with 0.2.189: the
-    process kept running its tools after it) nor offers an interrupt. And why interrupt before closing: closing
+    Why not ``claude_agent_sdk.query``: in 0.2.189 its generator does not propagate ``aclose()``: after it the
+    process was still running its tools and writing the transcript. And why interrupt before closing: closing
     stdin alone lets the harness finish its turn during the SDK's grace period (5 s, then SIGTERM). Measured on
     the bundled binary: a close in the middle of a Bash tool call took 6.3 s, 1.2 s after an interrupt; in the
     middle of an in-process MCP tool call (a question waiting for a person) the harness sent the model one more
     request with the failed call's result before it was gone, and none after an interrupt.
 
-    The prompt is given as a one-message stream, so the SDK keeps stdin open until the run has ended (what its
-    ``query()`` does for a string prompt when hooks or in-process MCP servers need the control channel).
+    The interrupt is the SDK's own control request (what ``ClaudeSDKClient.interrupt()`` sends), reached on the
+    query object of the running generator: ``ClaudeSDKClient`` itself was tried as the driver and, on a loaded
+    machine, about one run in ten ended before a background agent's notification turn (never with this one).
+    When the SDK's layout moves, ``interrupt()`` says False and closing works as before.
     """
 
-    def __init__(self, prompt: str | AsyncIterable[dict[str, Any]], options: ClaudeAgentOptions) -> None:
-        import claude_agent_sdk as sdk
-
-        self._client = sdk.ClaudeSDKClient(options=options)
-        self._prompt = prompt
-        self._messages: AsyncIterator[Any] | None = None
+    def __init__(self, generator: Any) -> None:
+        self._gen = generator
         self._ended = self._closed = self._interrupted = False
 
-    def __aiter__(self) -> _ClientStream:
+    def __aiter__(self) -> _SdkStream:
         return self
 
     async def __anext__(self) -> Any:
         if self._closed:
             raise StopAsyncIteration
-        if self._messages is None:
-            prompt = self._prompt
-            await self._client.connect(_one_message(prompt) if isinstance(prompt, str) else prompt)
-            self._messages = self._client.receive_messages()
         try:
-            return await self._messages.__anext__()
+            return await self._gen.__anext__()
         except StopAsyncIteration:
             self._ended = True
             raise
 
+    def _query(self) -> Any:
+        """The SDK's query object of the running generator (process_query -> its inner generator), or None."""
+        frame = getattr(self._gen, "ag_frame", None)
+        inner = frame.f_locals.get("inner") if frame is not None else None
+        inner_frame = getattr(inner, "ag_frame", None)
+        query = inner_frame.f_locals.get("query") if inner_frame is not None else None
+        return query if callable(getattr(query, "interrupt", None)) else None
+
     async def interrupt(self) -> bool:
         """End the harness's turn now, a tool call in flight included (what Esc does in Claude Code). True when
-        the harness was told; False when there is nothing to interrupt or it cannot be told (stdin closed)."""
-        if self._messages is None or self._ended or self._closed:
+        the harness was told; False when there is nothing to interrupt or it cannot be told."""
+        if self._ended or self._closed:
             return False
         if self._interrupted:
             return True
+        query = self._query()
+        if query is None:
+            return False
         # Bounded: when the caller's task is being cancelled, the SDK's reader may already be gone and the
         # harness's acknowledgement never read; the interrupt itself was written by then.
         with anyio.move_on_after(_INTERRUPT_TIMEOUT_S, shield=True):
             try:
-                await self._client.interrupt()
+                await query.interrupt()
             except Exception:  # stdin already closed (a run without control needs): close as before
                 logger.debug("interrupting the harness failed", exc_info=True)
                 return False
@@ -557,15 +567,7 @@ class _ClientStream:
             if not self._ended:
                 await self.interrupt()
             self._closed = True
-            closing = getattr(self._messages, "aclose", None)
-            if closing is not None:
-                with contextlib.suppress(Exception):
-                    await closing()
-            await self._client.disconnect()
-
-
-async def _one_message(prompt: str) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "user", "session_id": "", "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None}
+            await self._gen.aclose()
 
 
 async def _close(stream: Any) -> None:
