@@ -21,8 +21,6 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 
 from ._events import Event, Workers, normalize
 from ._guards import delegate_guard, isolate_guard, merge_hooks, whitelist_guard
@@ -304,24 +302,12 @@ class Runtime:
         self._write_manifest()
 
     def interrupt(self, message: str = "") -> None:
-        """Stop the running step's turn now and resume the same session with ``message``.
+        """Ask the running step to stop at the next message and resume the same session with ``message``.
 
-        The harness is interrupted at once (a tool call in flight included, as Esc does in Claude Code), so a
-        long command does not keep the person's words waiting; the step breaks at the next message and goes on
-        with them. Safe from any thread.
+        Safe from any thread; cooperative (the break happens at the next message boundary).
         """
         self._interrupt_words = message
         self._interrupt.set()
-        live = self._live
-        if live is None:
-            return  # between launches: the next message boundary (or the next launch) sees the flag
-        try:
-            if threading.get_ident() == live.thread:
-                live.wake.set()
-            else:
-                anyio.from_thread.run_sync(live.wake.set, token=live.token)
-        except Exception:  # noqa: BLE001 - the loop is gone: the step is over, nothing to interrupt
-            pass
 
     async def stop(self, reason: str) -> None:
         """End the running step now; ``run`` returns it, recorded with ``ok=False`` and ``error=reason``.
@@ -642,44 +628,28 @@ class Runtime:
 
     async def _follow(self, step: _Step, stream: Any, live: _LiveLaunch) -> tuple[bool, bool]:
         """Stream ``stream``'s messages to the step's events until the harness is done, a human interrupts, the
-        handoff loop says the step stops here, or the step is stopped. Returns (interrupted, handoff due).
-
-        Beside it, a task waits for `interrupt` to tell the harness at once (its turn ends, a long tool call
-        included), so the break below comes with the next message instead of after the tool.
-        """
+        handoff loop says the step stops here, or the step is stopped. Returns (interrupted, handoff due)."""
         result, handoffs, workers = step.result, step.handoffs, step.workers
         last_main: str | None = None  # the uuid of the newest main-thread message streamed
-        failure: BaseException | None = None
-        async with anyio.create_task_group() as watching:
-            watching.start_soon(_interrupt_when_woken, live)
-            try:
-                with live.scope:  # cancelled only by `stop`, for a harness that could not be interrupted
-                    async for message in stream:
-                        self._note_session(step, message)
-                        self._mirror.saw(message)
-                        if self._interrupt.is_set():
-                            if result.session_id:
-                                await self._mirrored(result.session_id, last_main)
-                            return True, False
-                        last_main = _main_thread_uuid(message) or last_main
-                        events = self._show(step, message)
-                        if (
-                            handoffs is not None
-                            and handoffs.observe(events, live_workers=bool(workers.live))
-                            and result.session_id
-                        ):
-                            await self._mirrored(result.session_id, last_main)
-                            return False, True
-                        if self._stop_reason and _ends_turn(message):
-                            break  # stopped: the interrupted turn has ended (a harness that idles on is closed)
-            except anyio.get_cancelled_exc_class():
-                raise
-            except BaseException as exc:  # noqa: BLE001 - raised below as it came, not as an exception group
-                failure = exc
-            finally:
-                watching.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
+        with live.scope:  # cancelled only by `stop`, for a harness that could not be interrupted
+            async for message in stream:
+                self._note_session(step, message)
+                self._mirror.saw(message)
+                if self._interrupt.is_set():
+                    if result.session_id:
+                        await self._mirrored(result.session_id, last_main)
+                    return True, False
+                last_main = _main_thread_uuid(message) or last_main
+                events = self._show(step, message)
+                if (
+                    handoffs is not None
+                    and handoffs.observe(events, live_workers=bool(workers.live))
+                    and result.session_id
+                ):
+                    await self._mirrored(result.session_id, last_main)
+                    return False, True
+                if self._stop_reason and _ends_turn(message):
+                    break  # stopped: the interrupted turn has ended (a harness that idles on is closed)
         return False, False
 
     def _note_session(self, step: _Step, message: Any) -> None:
@@ -992,16 +962,6 @@ class _LiveLaunch:
     stream: Any  # flower_resilience.ResilientQuery
     scope: anyio.CancelScope
     ended: anyio.Event
-    wake: anyio.Event = field(default_factory=anyio.Event)  # `interrupt`: tell the harness now
-    token: Any = field(default_factory=anyio.lowlevel.current_token)  # the loop, for `interrupt` from a thread
-    thread: int = field(default_factory=threading.get_ident)
-
-
-async def _interrupt_when_woken(live: _LiveLaunch) -> None:
-    """`Runtime.interrupt` for a harness in the middle of something long: interrupt its turn now, so the step's
-    loop gets a message (the interruption) and breaks there instead of waiting for the tool to finish."""
-    await live.wake.wait()
-    await live.stream.stop()
 
 
 @dataclass(frozen=True)
