@@ -111,6 +111,22 @@ _LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at,
 # A writer waits this long for another process's transaction before giving up. Appends are small and quick;
 # a long wait means something is badly wrong, and the SDK retries a failed batch anyway.
 BUSY_TIMEOUT_S = 30.0
+
+
+def _wal(db: sqlite3.Connection) -> str:
+    """Switch ``db`` to WAL; the journal mode it reports. Retried while "database is locked": SQLite does not
+    call the busy handler for this switch, and two processes opening a new store at once collide on it
+    (seen: two asides of one run starting together, one refused at once)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            return str(db.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 # SQLite's default limit on bound parameters is 32766 since 3.32, but older builds stop at 999.
 _PARAMS_PER_QUERY = 900
 
@@ -188,7 +204,7 @@ class SqliteSessionStore(LeaseMethods, RunRecordMethods):
                 ) from exc
             try:
                 db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = _wal(db)
                 if str(mode).lower() != "wal":
                     raise StoreError(
                         f"session store {self.path}: SQLite refused WAL mode ({mode}); put it on a local file system"
