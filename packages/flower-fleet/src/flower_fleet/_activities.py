@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -146,6 +146,23 @@ class FleetActivities:
             **extra,
         )
 
+    @contextlib.contextmanager
+    def _as_activity_errors(self, what: str) -> Iterator[None]:
+        """How a step's or a phase's ending reaches Temporal: retried, or not, and why."""
+        try:
+            yield
+        except asyncio.CancelledError:
+            if activity.is_worker_shutdown():
+                # Handed back: a retryable failure, so another worker takes it (and its session) now.
+                raise ApplicationError(f"worker {self.identity} shut down; the {what} resumes elsewhere") from None
+            raise
+        except LeaseError as exc:
+            # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or taken
+            # by a later one: not this attempt's to drive now; Temporal retries after a pause.
+            raise ApplicationError(f"the {what}'s session is not this attempt's to drive: {exc}") from exc
+        except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
+            raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+
     @activity.defn(name=READ_PLAN)
     async def read_plan(self, spec: RunSpec) -> Plan:
         async with heartbeating(self.heartbeat_every, lambda: {"worker": self.identity}):
@@ -178,18 +195,8 @@ class FleetActivities:
                 return done
 
             try:
-                done = await halting_on_cancel(step(), lambda: runner)
-            except asyncio.CancelledError:
-                if activity.is_worker_shutdown():
-                    # Handed back: a retryable failure, so another worker takes the step (and its session) now.
-                    raise ApplicationError(f"worker {self.identity} shut down; the step resumes elsewhere") from None
-                raise
-            except LeaseError as exc:
-                # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or
-                # taken by a later one: not this attempt's to drive now; Temporal retries after a pause.
-                raise ApplicationError(f"the step's session is not this attempt's to drive: {exc}") from exc
-            except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
-                raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+                with self._as_activity_errors("step"):
+                    done = await halting_on_cancel(step(), lambda: runner)
             finally:
                 runtime.close()
             try:
@@ -241,15 +248,8 @@ class FleetActivities:
                 return outcome
 
             try:
-                outcome = await halting_on_cancel(phase(), lambda: holder.get("runner"))
-            except asyncio.CancelledError:
-                if activity.is_worker_shutdown():
-                    raise ApplicationError(f"worker {self.identity} shut down; the phase resumes elsewhere") from None
-                raise
-            except LeaseError as exc:
-                raise ApplicationError(f"the phase's session is not this attempt's to drive: {exc}") from exc
-            except ValueError as exc:
-                raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+                with self._as_activity_errors("phase"):
+                    outcome = await halting_on_cancel(phase(), lambda: holder.get("runner"))
             finally:
                 runtime.close()
             why = f"question in {outcome.step}" if outcome.question else f"{outcome.step} ended"
