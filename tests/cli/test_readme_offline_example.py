@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,10 @@ def test_the_example_is_a_workflow_and_its_test() -> None:
 @pytest.mark.e2e
 @pytest.mark.timeout(240)
 def test_the_example_passes_under_pytest(tmp_path: Path, isolated_home: Path) -> None:
+    assert any(e.name == "flower_testing" for e in metadata.entry_points(group="pytest11")), (
+        "flower-cli's pytest11 entry point is not installed in this environment (an install from before it was "
+        "added): reinstall flower-cli (`pip install --no-deps -e packages/flower-cli`, or remove .hatch/)"
+    )
     project = tmp_path / "project"
     project.mkdir()
     for name, source in _example_files().items():
