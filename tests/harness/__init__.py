@@ -14,6 +14,7 @@ from flower_cli.testing import (
     Outage,
     RecordedRequest,
     Reply,
+    ScriptedServer,
     Text,
     ToolCall,
     ToolUse,
@@ -39,7 +40,6 @@ from flower_cli.testing import (
     when_system,
     write,
 )
-from flower_cli.testing import ScriptedServer as ScriptedServer
 from flower_cli.testing import ScriptStep as Step
 
 __all__ = [
