@@ -7,7 +7,7 @@ checked the way the real API checks it (every ``tool_use`` answered, no empty te
 the API's 400 and consumes nothing. Every request is recorded.
 
 The server can go away and come back on the same port (`stop` / `start`, or an `Outage` step), which is how
-the tests produce a dropped network without touching the machine's network.
+a test produces a dropped network without touching the machine's network.
 """
 
 from __future__ import annotations
