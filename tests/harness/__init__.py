@@ -1,15 +1,20 @@
-"""The offline test harness: a scripted Messages API server and helpers around the real Claude Code binary."""
+"""The offline test harness: the scripted Messages API server now ships in flower-cli as `flower_cli.testing`.
 
-from .recorded import RecordedRequest, result_text
-from .replies import (
+This package re-exports it under the names the tests have always used (a scripted step is `Step` here,
+`ScriptStep` there), and keeps `harness.agent`, the helpers for driving the SDK directly in tests.
+"""
+
+from flower_cli.testing import (
+    EXHAUSTED_TEXT,
     After,
     ApiError,
     Drop,
     Hang,
     Match,
     Outage,
+    RecordedRequest,
     Reply,
-    Step,
+    ScriptedServer,
     Text,
     ToolCall,
     ToolUse,
@@ -22,9 +27,11 @@ from .replies import (
     overloaded,
     rate_limited,
     read,
+    result_text,
     seen,
     server_error,
     unauthorized,
+    validate_messages,
     when,
     when_main,
     when_notified,
@@ -33,8 +40,7 @@ from .replies import (
     when_system,
     write,
 )
-from .server import EXHAUSTED_TEXT, ScriptedServer
-from .validation import validate_messages
+from flower_cli.testing import ScriptStep as Step
 
 __all__ = [
     "EXHAUSTED_TEXT",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 
-from harness import ScriptedServer, Text, Usage, unauthorized
+from flower_cli.testing import ScriptedServer, Text, Usage, unauthorized
 
 
 def _post(server: ScriptedServer, stream: bool) -> bytes:

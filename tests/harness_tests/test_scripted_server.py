@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from harness import (
+from flower_cli.testing import (
     Drop,
     Hang,
     Outage,
     ScriptedServer,
-    Step,
+    ScriptStep,
     Text,
     ToolUse,
     overloaded,
@@ -183,7 +183,9 @@ def test_hang_accepts_and_never_answers(scripted_api: ScriptedServer) -> None:
 
 
 def test_steps_with_conditions_wait_for_their_request(scripted_api: ScriptedServer) -> None:
-    scripted_api.script(Step(Text("for the worker"), when=lambda r: "worker" in r.first_user_text), Text("for anyone"))
+    scripted_api.script(
+        ScriptStep(Text("for the worker"), when=lambda r: "worker" in r.first_user_text), Text("for anyone")
+    )
     _, _, raw = post(scripted_api, {"model": "m", "messages": [USER]})
     assert json.loads(raw)["content"][0]["text"] == "for anyone"
     _, _, raw = post(scripted_api, {"model": "m", "messages": [{"role": "user", "content": "you are the worker"}]})
@@ -194,7 +196,7 @@ def test_steps_with_conditions_wait_for_their_request(scripted_api: ScriptedServ
 
 # --- routing several agents: roles, workers, notifications ----------------------------------------------
 
-from harness import (  # noqa: E402 - this section's names, introduced where they are used
+from flower_cli.testing import (  # noqa: E402 - this section's names, introduced where they are used
     After,
     RecordedRequest,
     Turn,
@@ -271,8 +273,8 @@ def test_after_holds_a_reply_until_its_condition_holds(scripted_api: ScriptedSer
     import threading
 
     scripted_api.script(
-        Step(After(seen(when_prompt("second")), Text("held")), when_prompt("first")),
-        Step(Text("released"), when_prompt("second")),
+        ScriptStep(After(seen(when_prompt("second")), Text("held")), when_prompt("first")),
+        ScriptStep(Text("released"), when_prompt("second")),
     )
     got: list[str] = []
     first = threading.Thread(

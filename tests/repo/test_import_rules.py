@@ -116,6 +116,8 @@ def test_package_declares_all_and_ships_py_typed(module: str) -> None:
 CLI_LAYERS: dict[str, set[str]] = {
     "_shared": set(),
     "analyze": {"_shared"},
+    # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
+    "testing": {"_shared"},
     "runtime": {"_shared"},
     "roles": {"_shared", "runtime"},
     "workflow": {"_shared", "runtime"},

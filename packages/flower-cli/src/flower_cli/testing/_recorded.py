@@ -1,4 +1,4 @@
-"""A request the scripted server received, with the accessors tests assert on."""
+"""A request the scripted server received, with the accessors a test asserts on: the request log."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RecordedRequest"]
+__all__ = ["RecordedRequest", "result_text"]
 
 
 @dataclass
 class RecordedRequest:
+    """One HTTP request as the server received it, and what it answered."""
+
     method: str
     path: str
     headers: dict[str, str]
@@ -22,6 +24,7 @@ class RecordedRequest:
 
     @property
     def json(self) -> Any:
+        """The body parsed as JSON (``None`` when empty or not JSON)."""
         try:
             return json.loads(self.body) if self.body else None
         except ValueError:
@@ -53,6 +56,7 @@ class RecordedRequest:
         return len(self.text.encode())
 
     def blocks(self, role: str | None = None) -> list[dict[str, Any]]:
+        """Every content block of the messages (of ``role``'s only, when given); a string content is one text block."""
         out: list[dict[str, Any]] = []
         for message in self.messages:
             if role and message.get("role") != role:

@@ -7,7 +7,7 @@ checked the way the real API checks it (every ``tool_use`` answered, no empty te
 the API's 400 and consumes nothing. Every request is recorded.
 
 The server can go away and come back on the same port (`stop` / `start`, or an `Outage` step), which is how
-the tests produce a dropped network without touching the machine's network.
+a test produces a dropped network without touching the machine's network.
 """
 
 from __future__ import annotations
@@ -16,21 +16,59 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .recorded import RecordedRequest
-from .replies import After, ApiError, Drop, Hang, Outage, Reply, Step, Text, Turn, attached_steps
-from .validation import validate_messages
+from ._recorded import RecordedRequest
+from ._replies import ApiError, Drop, Hang, Outage, Reply, ScriptStep, Text, Turn
+from ._validation import validate_messages
+from ._wire import Event, dropped_events, error_body, estimate_tokens, message_json, turn_events, usage_of
 
-__all__ = ["ScriptedServer"]
+__all__ = ["EXHAUSTED_TEXT", "After", "ScriptItem", "ScriptedServer", "seen"]
 
 EXHAUSTED_TEXT = "(scripted server: no step left for this request)"
 
+# What `ScriptedServer.script` queues: a reply (answers the next request), a keyed step, or a function of the
+# request that makes the reply when the step is taken.
+ScriptItem = Reply | ScriptStep | Callable[[RecordedRequest], Reply]
 
-def _estimate_tokens(data: Any) -> int:
-    return max(1, len(json.dumps(data, ensure_ascii=False)) // 4)
+
+@dataclass
+class After(Reply):
+    """Answer with ``reply`` once ``condition(server)`` holds; fail the request after ``timeout`` seconds.
+
+    For ordering parallel agents without sleeping: a worker's last reply ``After(seen(when_prompt(B)))``
+    proves worker B was running at the same time.
+    """
+
+    condition: Callable[[ScriptedServer], bool]
+    reply: Reply
+    timeout: float = 120.0
+
+
+def seen(match: Callable[[RecordedRequest], bool], count: int = 1) -> Callable[[ScriptedServer], bool]:
+    """A server condition for `After`: at least ``count`` requests matching ``match`` have arrived."""
+
+    def condition(server: ScriptedServer) -> bool:
+        return sum(1 for r in server.message_requests if match(r)) >= count
+
+    return condition
+
+
+def _attached_steps(reply: Reply | Callable[[RecordedRequest], Reply]) -> list[ScriptStep]:
+    """The worker scripts a reply carries (its `dispatch` calls, nested dispatches included), to queue with it."""
+    if isinstance(reply, After):
+        return _attached_steps(reply.reply)
+    if not isinstance(reply, Turn):
+        return []
+    out: list[ScriptStep] = []
+    for call in reply.tool_calls:
+        for step in call.script:
+            out.append(step)
+            out.extend(_attached_steps(step.reply))
+    return out
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -50,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib method's signature
         pass  # the recorded requests are the log
 
     def _read_body(self) -> bytes:
@@ -73,9 +111,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         request = self._record()
-        self.send_json(request, 404, _error_body("not_found_error", f"Not found: {self.path}"))
+        self.send_json(request, 404, error_body("not_found_error", f"Not found: {self.path}"))
 
-    do_HEAD = do_GET
+    do_HEAD = do_GET  # noqa: N815 - the stdlib handler's method name
 
     # --- writing answers -------------------------------------------------------------------------
 
@@ -104,9 +142,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         request.status = 200
 
-    def event(self, name: str, data: dict[str, Any]) -> None:
-        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
+    def events(self, events: Iterable[Event]) -> None:
+        """Write SSE events, each flushed as it is made; a client gone mid-answer leaves nothing to clean up."""
+        try:
+            for name, data in events:
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+        except OSError:
+            pass
 
     def cut(self) -> None:
         """End the connection abruptly: no more bytes, no orderly end of the message."""
@@ -117,12 +160,13 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
-def _error_body(error_type: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_scripted"}
-
-
 class ScriptedServer:
-    """The scripted Messages API. Use as ``with ScriptedServer() as api: api.script(...)``."""
+    """The scripted Messages API. Use as ``with ScriptedServer() as api: api.script(...)``.
+
+    ``requests`` holds every request received, ``message_requests`` the model calls among them;
+    ``unscripted`` the model calls no step accepted (answered with `EXHAUSTED_TEXT`), ``rejected`` the
+    malformed ones with the API's reason (answered 400; ``validate=False`` accepts them all).
+    """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, validate: bool = True) -> None:
         self.host = host
@@ -131,7 +175,7 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []
         self.unscripted: list[RecordedRequest] = []
         self.rejected: list[tuple[RecordedRequest, str]] = []
-        self._steps: list[Step] = []
+        self._steps: list[ScriptStep] = []
         self._lock = threading.Condition()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -199,27 +243,30 @@ class ScriptedServer:
 
     # --- scripting -----------------------------------------------------------------------------------
 
-    def script(self, *steps: Reply | Step | Callable[[RecordedRequest], Reply] | Iterable[Any]) -> ScriptedServer:
+    def script(self, *steps: ScriptItem | Sequence[ScriptItem]) -> ScriptedServer:
         """Queue steps, in order. A bare reply answers the next model request, whatever it is.
 
-        With several agents talking to the server (workers, roles), key replies to their agent (`Step` with
-        a `Match`, or `keyed`): a bare reply would go to whichever agent asks first.
+        With several agents talking to the server (workers, roles), key replies to their agent (`ScriptStep`
+        with a `Match`, or `keyed`): a bare reply would go to whichever agent asks first. A list (what `keyed`
+        returns) is queued in its order.
         """
-        flat: list[Step] = []
+        items: list[ScriptItem] = []
         for step in steps:
-            if isinstance(step, (list, tuple)):
-                flat.extend(s if isinstance(s, Step) else Step(s) for s in step)
+            if isinstance(step, Sequence):
+                items.extend(step)
             else:
-                flat.append(step if isinstance(step, Step) else Step(step))  # type: ignore[arg-type]
+                items.append(step)
+        flat = [item if isinstance(item, ScriptStep) else ScriptStep(item) for item in items]
         # A dispatched worker's script comes along with the call (keyed on its prompt, so its place in the
         # queue does not matter).
-        flat = [s for step in flat for s in (step, *attached_steps(step.reply))]
+        flat = [s for step in flat for s in (step, *_attached_steps(step.reply))]
         with self._lock:
             self._steps.extend(flat)
         return self
 
     @property
     def pending(self) -> int:
+        """How many queued steps no request has taken yet."""
         with self._lock:
             return len(self._steps)
 
@@ -232,7 +279,7 @@ class ScriptedServer:
                     break
             else:
                 return None
-        return reply(request) if callable(reply) else reply
+        return reply if isinstance(reply, Reply) else reply(request)
 
     # --- recording -----------------------------------------------------------------------------------
 
@@ -267,20 +314,20 @@ class ScriptedServer:
         path = request.path.split("?")[0].rstrip("/")
         body = request.json
         if path == "/v1/messages/count_tokens":
-            handler.send_json(request, 200, {"input_tokens": _estimate_tokens(body)})
+            handler.send_json(request, 200, {"input_tokens": estimate_tokens(body)})
             return
         if path != "/v1/messages":
-            handler.send_json(request, 404, _error_body("not_found_error", f"Not found: {path}"))
+            handler.send_json(request, 404, error_body("not_found_error", f"Not found: {path}"))
             return
         if not isinstance(body, dict):
-            handler.send_json(request, 400, _error_body("invalid_request_error", "invalid JSON body"))
+            handler.send_json(request, 400, error_body("invalid_request_error", "invalid JSON body"))
             return
         if self.validate:
             problem = validate_messages(body.get("messages") or [])
             if problem:
                 with self._lock:
                     self.rejected.append((request, problem))
-                handler.send_json(request, 400, _error_body("invalid_request_error", problem))
+                handler.send_json(request, 400, error_body("invalid_request_error", problem))
                 return
         reply = self._take(request)
         if reply is None:
@@ -293,29 +340,32 @@ class ScriptedServer:
             except TimeoutError:
                 with self._lock:
                     self.rejected.append((request, f"After: condition not met within {reply.timeout}s"))
-                handler.send_json(request, 500, _error_body("api_error", "scripted server: After condition never held"))
+                handler.send_json(request, 500, error_body("api_error", "scripted server: After condition never held"))
                 return
             reply = reply.reply
         if reply.delay and self._stopping.wait(reply.delay):
             handler.cut()
             return
         if isinstance(reply, ApiError):
-            handler.send_json(request, reply.status, _error_body(reply.error_type, reply.message), reply.headers)
+            handler.send_json(request, reply.status, error_body(reply.error_type, reply.message), reply.headers)
         elif isinstance(reply, Hang):
             self._stopping.wait(reply.seconds)
             handler.cut()
         elif isinstance(reply, Outage):
             self._go_down(reply.seconds)
         elif isinstance(reply, Drop):
-            self._stream_dropped(handler, request, body, reply)
+            handler.start_stream(request)
+            handler.events(dropped_events(body, reply.partial, self._next_message_id()))
+            handler.cut()
         elif isinstance(reply, Turn):
             # Recorded before answering: a test that waits for the request sees the usage the client will get.
-            request.usage = self._usage(body, reply)
+            request.usage = usage_of(body, reply)
             if request.streaming:
-                self._stream_turn(handler, request, body, reply)
+                handler.start_stream(request)
+                handler.events(turn_events(body, reply, self._next_message_id()))
             else:
-                handler.send_json(request, 200, self._message_json(body, reply))
-        else:  # pragma: no cover - a script error, surfaced loudly
+                handler.send_json(request, 200, message_json(body, reply, self._next_message_id()))
+        else:  # a script error, surfaced loudly
             raise TypeError(f"unknown scripted reply: {reply!r}")
 
     def _go_down(self, seconds: float | None) -> None:
@@ -326,9 +376,10 @@ class ScriptedServer:
         # serve_forever (which shutdown() waits for), and handler threads are daemons that close() does not join.
         self.stop()
         if seconds is not None:
+            wait = seconds
 
             def back_later() -> None:
-                time.sleep(seconds)
+                time.sleep(wait)
                 self.start()
 
             threading.Thread(target=back_later, daemon=True).start()
@@ -337,126 +388,3 @@ class ScriptedServer:
         with self._lock:
             self._message_counter += 1
             return f"msg_scripted{self._message_counter:06d}"
-
-    @staticmethod
-    def _usage(body: dict[str, Any], reply: Turn) -> dict[str, int]:
-        u = reply.usage
-        input_tokens = u.input_tokens
-        if input_tokens is None:
-            input_tokens = _estimate_tokens([body.get("system"), body.get("messages")])
-        output_tokens = u.output_tokens
-        if output_tokens is None:
-            output_tokens = _estimate_tokens([b if isinstance(b, str) else b.input for b in reply.blocks])
-        return {
-            "input_tokens": input_tokens,
-            "cache_creation_input_tokens": u.cache_creation_input_tokens,
-            "cache_read_input_tokens": u.cache_read_input_tokens,
-            "output_tokens": output_tokens,
-        }
-
-    def _message_json(self, body: dict[str, Any], reply: Turn) -> dict[str, Any]:
-        content = [
-            {"type": "text", "text": b}
-            if isinstance(b, str)
-            else {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
-            for b in reply.blocks
-        ]
-        return {
-            "id": self._next_message_id(),
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", "claude-scripted"),
-            "content": content,
-            "stop_reason": reply.final_stop_reason(),
-            "stop_sequence": None,
-            "usage": self._usage(body, reply),
-        }
-
-    def _message_start(self, handler: _Handler, body: dict[str, Any], usage: dict[str, int]) -> None:
-        handler.event(
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": self._next_message_id(),
-                    "type": "message",
-                    "role": "assistant",
-                    "model": body.get("model", "claude-scripted"),
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {**usage, "output_tokens": 1},
-                },
-            },
-        )
-
-    def _stream_turn(self, handler: _Handler, request: RecordedRequest, body: dict[str, Any], reply: Turn) -> None:
-        usage = self._usage(body, reply)
-        handler.start_stream(request)
-        try:
-            self._message_start(handler, body, usage)
-            for index, block in enumerate(reply.blocks):
-                if isinstance(block, str):
-                    handler.event(
-                        "content_block_start",
-                        {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-                    )
-                    for chunk in _chunks(block, 2000):
-                        handler.event(
-                            "content_block_delta",
-                            {
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "text_delta", "text": chunk},
-                            },
-                        )
-                else:
-                    handler.event(
-                        "content_block_start",
-                        {
-                            "type": "content_block_start",
-                            "index": index,
-                            "content_block": {"type": "tool_use", "id": block.id, "name": block.name, "input": {}},
-                        },
-                    )
-                    for chunk in _chunks(json.dumps(block.input), 2000):
-                        handler.event(
-                            "content_block_delta",
-                            {
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "input_json_delta", "partial_json": chunk},
-                            },
-                        )
-                handler.event("content_block_stop", {"type": "content_block_stop", "index": index})
-            handler.event(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": reply.final_stop_reason(), "stop_sequence": None},
-                    "usage": {"output_tokens": usage["output_tokens"]},
-                },
-            )
-            handler.event("message_stop", {"type": "message_stop"})
-        except OSError:
-            pass  # the client went away mid-answer; nothing to clean up on our side
-
-    def _stream_dropped(self, handler: _Handler, request: RecordedRequest, body: dict[str, Any], reply: Drop) -> None:
-        handler.start_stream(request)
-        try:
-            self._message_start(handler, body, self._usage(body, Text(reply.partial)))
-            handler.event(
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            )
-            handler.event(
-                "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.partial}},
-            )
-        except OSError:
-            pass
-        handler.cut()
-
-
-def _chunks(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
