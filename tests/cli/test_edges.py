@@ -205,7 +205,7 @@ def test_an_existing_store_file_keeps_its_mode(tmp_path: Path, umask_022: object
 
 
 def test_spill_files_and_handoff_documents_are_0600(tmp_path: Path, umask_022: object) -> None:
-    from flower_stores._trim import _write_once
+    from flower_stores.rewrite._trim import _write_once
 
     spill = tmp_path / "ws" / ".flower" / "spill" / "abc.txt"
     assert _write_once(str(spill), "a large tool output")

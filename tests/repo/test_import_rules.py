@@ -109,36 +109,25 @@ def test_package_declares_all_and_ships_py_typed(module: str) -> None:
     assert not missing, f"{module}.__all__ names what it does not define: {missing}"
 
 
-# --- inside flower-cli: subpackages in layers -----------------------------------------------------------------
-# Each room of flower_cli and the rooms it may import (directly or not). Lower rooms never import higher ones;
-# a room imports another only through its ``__init__`` (its documented surface), except ``_shared``, which is
-# a set of plain helper modules. `__init__` (the package surface) and `__main__` sit on top.
-CLI_LAYERS: dict[str, set[str]] = {
-    "_shared": set(),
-    "analyze": {"_shared"},
-    # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
-    "testing": {"_shared"},
-    "runtime": {"_shared"},
-    "roles": {"_shared", "runtime"},
-    "workflow": {"_shared", "runtime"},
-    "view": {"_shared", "runtime"},
-    "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
-    "__main__": {"_shared", "cli", "__init__"},
-}
-CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
+# --- inside a package: subpackages ("rooms") in layers ----------------------------------------------------------
+# flower-cli and flower-stores are each split into rooms with one job. A table per package names each room and the
+# rooms it may import (directly or not). Lower rooms never import higher ones; a room imports another only through
+# its ``__init__`` (its documented surface), except ``_shared``, a set of plain helper modules. The package's
+# ``__init__`` (its public surface) and ``__main__`` sit on top. The helpers below check any such package.
 MAX_FLOORS = 6
+SHARED_ROOM = "_shared"
 
 
-def _room(path: Path) -> str:
-    parts = path.relative_to(CLI_SRC).parts
+def _room(src: Path, path: Path) -> str:
+    parts = path.relative_to(src).parts
     return parts[0] if len(parts) > 1 else path.stem
 
 
-def _internal_imports(path: Path) -> list[tuple[int, list[str]]]:
-    """flower_cli's own modules a file imports (relative or absolute), as (line, path inside flower_cli)."""
-    here = list(path.relative_to(CLI_SRC).with_suffix("").parts)
+def _internal_imports(src: Path, path: Path) -> list[tuple[int, list[str]]]:
+    """The package's own modules a file imports (relative or absolute, at any depth: module-level, function-level
+    and ``TYPE_CHECKING`` imports all count), as (line, path inside the package)."""
+    package_name = src.name
+    here = list(path.relative_to(src).with_suffix("").parts)
     package = here[:-1]
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: list[tuple[int, list[str]]] = []
@@ -149,53 +138,55 @@ def _internal_imports(path: Path) -> list[tuple[int, list[str]]]:
             if not target:  # `from . import x` at the top: x is a module or a name of the package surface
                 found += [
                     (node.lineno, [a.name])
-                    if (CLI_SRC / a.name).exists() or (CLI_SRC / f"{a.name}.py").exists()
+                    if (src / a.name).exists() or (src / f"{a.name}.py").exists()
                     else (node.lineno, ["__init__"])
                     for a in node.names
                 ]
             else:
                 found.append((node.lineno, target))
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "flower_cli":
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == package_name:
             found.append((node.lineno, node.module.split(".")[1:] or ["__init__"]))
         elif isinstance(node, ast.Import):
             found += [
                 (node.lineno, a.name.split(".")[1:] or ["__init__"])
                 for a in node.names
-                if a.name.split(".")[0] == "flower_cli"
+                if a.name.split(".")[0] == package_name
             ]
     return found
 
 
-def _cli_files() -> list[Path]:
-    return sorted(CLI_SRC.rglob("*.py"))
+def _package_files(src: Path) -> list[Path]:
+    return sorted(src.rglob("*.py"))
 
 
-def test_every_flower_cli_room_is_in_the_layer_table() -> None:
-    rooms = {_room(p) for p in _cli_files()}
-    assert rooms == set(CLI_LAYERS), f"rooms not in CLI_LAYERS: {sorted(rooms ^ set(CLI_LAYERS))}"
+def _rooms_missing_from(src: Path, layers: dict[str, set[str]]) -> list[str]:
+    rooms = {_room(src, p) for p in _package_files(src)}
+    return sorted(rooms ^ set(layers))
 
 
-def test_flower_cli_rooms_import_only_downward_and_through_their_surface() -> None:
+def _layering_problems(src: Path, layers: dict[str, set[str]], table: str) -> list[str]:
+    """Imports of a room that is not below it in ``layers``, or of another room's module past its surface."""
     problems = []
-    for path in _cli_files():
-        room = _room(path)
-        for line, target in _internal_imports(path):
-            other = target[0] if target[0] in CLI_LAYERS or (CLI_SRC / target[0]).is_dir() else target[0]
+    for path in _package_files(src):
+        room = _room(src, path)
+        for line, target in _internal_imports(src, path):
+            other = target[0]
             where = f"{path.relative_to(ROOT)}:{line}"
             if other == room:
                 continue
-            if other not in CLI_LAYERS[room]:
-                problems.append(f"{where}: {room}/ may not import {other} (CLI_LAYERS: lower rooms only)")
-            elif other != "_shared" and len(target) > 1:
+            if other not in layers[room]:
+                problems.append(f"{where}: {room}/ may not import {other} ({table}: lower rooms only)")
+            elif other != SHARED_ROOM and len(target) > 1:
                 problems.append(f"{where}: imports {'.'.join(target)}; use `from ..{other} import ...` (its surface)")
-    assert not problems, "\n".join(problems)
+    return problems
 
 
-def test_flower_cli_has_no_circle_and_at_most_six_floors() -> None:
-    graph: dict[str, set[str]] = {room: set() for room in CLI_LAYERS}
-    for path in _cli_files():
-        room = _room(path)
-        graph[room] |= {t[0] for _, t in _internal_imports(path) if t[0] != room and t[0] in CLI_LAYERS}
+def _check_room_floors(src: Path, layers: dict[str, set[str]]) -> None:
+    """No circle between rooms, and at most `MAX_FLOORS` floors (a room's floor: 1 + the highest it imports)."""
+    graph: dict[str, set[str]] = {room: set() for room in layers}
+    for path in _package_files(src):
+        room = _room(src, path)
+        graph[room] |= {t[0] for _, t in _internal_imports(src, path) if t[0] != room and t[0] in layers}
     floors: dict[str, int] = {}
 
     def floor(room: str, trail: tuple[str, ...]) -> int:
@@ -205,12 +196,12 @@ def test_flower_cli_has_no_circle_and_at_most_six_floors() -> None:
         return floors[room]
 
     highest = max(floor(room, ()) for room in graph)
-    assert highest <= MAX_FLOORS, f"flower_cli has {highest} import floors (at most {MAX_FLOORS}): {floors}"
+    assert highest <= MAX_FLOORS, f"{src.name} has {highest} import floors (at most {MAX_FLOORS}): {floors}"
 
 
-def test_no_circle_between_flower_cli_modules() -> None:
+def _check_no_module_circle(src: Path) -> None:
     # Inside a room too: a circle between two modules means neither can be read (or imported) alone.
-    modules = {tuple(p.relative_to(CLI_SRC).with_suffix("").parts): p for p in _cli_files()}
+    modules = {tuple(p.relative_to(src).with_suffix("").parts): p for p in _package_files(src)}
 
     def resolve(target: list[str]) -> tuple[str, ...] | None:
         for candidate in (tuple(target), (*target, "__init__")):
@@ -219,7 +210,8 @@ def test_no_circle_between_flower_cli_modules() -> None:
         return None
 
     graph = {
-        m: {r for _, t in _internal_imports(p) if (r := resolve(t)) is not None and r != m} for m, p in modules.items()
+        m: {r for _, t in _internal_imports(src, p) if (r := resolve(t)) is not None and r != m}
+        for m, p in modules.items()
     }
     state: dict[tuple[str, ...], int] = {}
 
@@ -236,16 +228,107 @@ def test_no_circle_between_flower_cli_modules() -> None:
         visit(m, [])
 
 
-@pytest.mark.parametrize("room", sorted(r for r in CLI_LAYERS if (CLI_SRC / r).is_dir()))
-def test_each_flower_cli_subpackage_declares_its_surface(room: str) -> None:
+def _check_room_surface(src: Path, room: str) -> None:
     import importlib
 
-    package = importlib.import_module(f"flower_cli.{room}")
+    package = importlib.import_module(f"{src.name}.{room}")
     assert isinstance(package.__all__, list)
     missing = [n for n in package.__all__ if getattr(package, n, None) is None and n != "__version__"]
-    assert not missing, f"flower_cli.{room}.__all__ names what it does not define: {missing}"
-    if room != "_shared":
-        private = [
-            p.name for p in (CLI_SRC / room).glob("*.py") if p.name != "__init__.py" and not p.name.startswith("_")
-        ]
-        assert not private, f"flower_cli/{room}/ modules are not API: name them with a leading underscore: {private}"
+    assert not missing, f"{src.name}.{room}.__all__ names what it does not define: {missing}"
+    if room != SHARED_ROOM:
+        private = [p.name for p in (src / room).glob("*.py") if p.name != "__init__.py" and not p.name.startswith("_")]
+        assert not private, f"{src.name}/{room}/ modules are not API: name them with a leading underscore: {private}"
+
+
+# --- inside flower-cli -----------------------------------------------------------------------------------------
+CLI_LAYERS: dict[str, set[str]] = {
+    "_shared": set(),
+    "analyze": {"_shared"},
+    # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
+    "testing": {"_shared"},
+    "runtime": {"_shared"},
+    "roles": {"_shared", "runtime"},
+    "workflow": {"_shared", "runtime"},
+    "view": {"_shared", "runtime"},
+    "go": {"_shared", "runtime", "roles", "workflow", "view"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
+    "__main__": {"_shared", "cli", "__init__"},
+}
+CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
+
+
+def test_every_flower_cli_room_is_in_the_layer_table() -> None:
+    missing = _rooms_missing_from(CLI_SRC, CLI_LAYERS)
+    assert not missing, f"rooms not in CLI_LAYERS: {missing}"
+
+
+def test_flower_cli_rooms_import_only_downward_and_through_their_surface() -> None:
+    problems = _layering_problems(CLI_SRC, CLI_LAYERS, "CLI_LAYERS")
+    assert not problems, "\n".join(problems)
+
+
+def test_flower_cli_has_no_circle_and_at_most_six_floors() -> None:
+    _check_room_floors(CLI_SRC, CLI_LAYERS)
+
+
+def test_no_circle_between_flower_cli_modules() -> None:
+    _check_no_module_circle(CLI_SRC)
+
+
+@pytest.mark.parametrize("room", sorted(r for r in CLI_LAYERS if (CLI_SRC / r).is_dir()))
+def test_each_flower_cli_subpackage_declares_its_surface(room: str) -> None:
+    _check_room_surface(CLI_SRC, room)
+
+
+# --- inside flower-stores --------------------------------------------------------------------------------------
+STORES_LAYERS: dict[str, set[str]] = {
+    "_shared": set(),  # StoreError, JSON text, the usage sum, the passthrough that wrappers are built with
+    "report": set(),  # LoadReport, Rewritten: what a rewrite returns (a fenced view passes a layer's on)
+    "entries": set(),  # reading transcript entries and the harness's refusals
+    "glances": set(),  # is_ephemeral and the shell reader behind it
+    "rewrite": {"report", "entries", "glances"},  # expire, trim, prune, relink/heal, the fused rewrite
+    "index": {"_shared"},  # SessionIndex and the index computed over any store
+    "runs": {"_shared"},  # RunRecords
+    "lease": {"_shared", "report", "index"},  # the lease, its backend half, the fenced view, take/hold
+    "backends": {"_shared", "lease", "runs"},  # SQLite, PostgreSQL, store URLs
+    "backfill": {"_shared", "lease"},  # import_transcript: a store filled from the harness's files
+    "layers": {"_shared", "report", "rewrite", "index", "runs", "lease", "backends"},
+    "__init__": {
+        "_shared",
+        "report",
+        "entries",
+        "glances",
+        "rewrite",
+        "index",
+        "runs",
+        "lease",
+        "backends",
+        "backfill",
+        "layers",
+    },  # fmt: skip
+}
+STORES_SRC = PACKAGES / "flower-stores" / "src" / "flower_stores"
+
+
+def test_every_flower_stores_room_is_in_the_layer_table() -> None:
+    missing = _rooms_missing_from(STORES_SRC, STORES_LAYERS)
+    assert not missing, f"rooms not in STORES_LAYERS: {missing}"
+
+
+def test_flower_stores_rooms_import_only_downward_and_through_their_surface() -> None:
+    problems = _layering_problems(STORES_SRC, STORES_LAYERS, "STORES_LAYERS")
+    assert not problems, "\n".join(problems)
+
+
+def test_flower_stores_has_no_circle_and_at_most_six_floors() -> None:
+    _check_room_floors(STORES_SRC, STORES_LAYERS)
+
+
+def test_no_circle_between_flower_stores_modules() -> None:
+    _check_no_module_circle(STORES_SRC)
+
+
+@pytest.mark.parametrize("room", sorted(r for r in STORES_LAYERS if (STORES_SRC / r).is_dir()))
+def test_each_flower_stores_subpackage_declares_its_surface(room: str) -> None:
+    _check_room_surface(STORES_SRC, room)

@@ -24,7 +24,7 @@ from flower_stores import (
     rewrite_report,
     trim,
 )
-from flower_stores._engine import rewrite_once
+from flower_stores.rewrite import rewrite_once
 
 ROOT = Path(__file__).resolve().parents[2]
 

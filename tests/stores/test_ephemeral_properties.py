@@ -247,7 +247,7 @@ def test_expiry_and_glance_permission_derive_from_the_same_function(
     lines: list[str], verdicts: list[bool], monkeypatch_module: Any
 ) -> None:
     """Replace the one predicate by an arbitrary one: both decisions follow it, and nothing else."""
-    import flower_stores._ephemeral as ephemeral_module
+    import flower_stores.glances._predicate as ephemeral_module
 
     decided = dict(zip(lines, verdicts, strict=False))
     with monkeypatch_module.context() as patch:

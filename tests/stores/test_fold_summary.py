@@ -8,7 +8,7 @@ from claude_agent_sdk import fold_session_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower_stores._common import fold_summary
+from flower_stores.backends._summary import fold_summary
 
 KEY: Any = {"project_key": "p", "session_id": "s"}
 

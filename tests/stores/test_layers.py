@@ -68,7 +68,7 @@ async def test_a_store_passed_in_stays_open_and_unchanged(tmp_path: Path) -> Non
 async def test_over_sqlite_the_load_equals_the_pure_rewrite_and_the_stored_copy_stays(
     tmp_path: Path, backend_type: type
 ) -> None:
-    """Over our own SQLite store the rewrite edits the fresh parse in place (see _engine); it must not show."""
+    """Over our own SQLite store the rewrite edits the fresh parse in place (see rewrite/_fused.py); it must not show."""
     backend = backend_type(tmp_path / "sessions.db")
     t = _session()
     policies: dict[str, Any] = {
@@ -171,7 +171,7 @@ async def test_the_rewrite_runs_off_the_event_loop(tmp_path: Path) -> None:
     inner = InMemorySessionStore()
     await inner.append(KEY, _session().entries)
     store = PruningSessionStore(inner, tmp_path)
-    import flower_stores._layers as layers
+    import flower_stores.layers._layered_stores as layers
 
     original = layers.rewrite_once
 

@@ -7,7 +7,7 @@ by several owners, on a real SQLite file and a real PostgreSQL server, keeps the
   exactly the accepted appends, in order, none twice, their epochs never going back.
 
 The expected outcome of each step comes from a small model of the rules (the module docstring of
-``flower_stores._lease``); the invariants are checked against the store itself, independently of the model.
+``flower_stores.lease._rules``); the invariants are checked against the store itself, independently of the model.
 Expiry is made, not waited for: the stored ``expires_at`` is moved into the past on the storage clock.
 """
 

@@ -18,28 +18,51 @@ lacks), idempotent by uuid.
 and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
 """
 
-from ._abandoned import is_abandoned, take_lease
-from ._chain import heal_orphans, relink
-from ._common import StoreError
-from ._ephemeral import is_ephemeral, is_ephemeral_call
-from ._expire import expire
-from ._fenced import FencedSessionStore
-from ._hold import hold_lease
-from ._import import ImportReport, import_entries, import_transcript, transcript_files
-from ._index import QueryNotSupported, SessionIndex, session_index
-from ._layers import PruningSessionStore, TrimmingSessionStore
-from ._lease import DEFAULT_LEASE_TTL, Lease, LeaseError, LeaseHeld, LeaseLost, LeaseOwner, SessionLeases
-from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy
-from ._postgres import PostgresSessionStore
-from ._prune import is_api_error, is_interrupted, prune
-from ._refusals import INTERRUPT, USER_FEEDBACK, refusal
-from ._report import LoadReport, trim_report
-from ._rewrite import rewrite, rewrite_report
-from ._rewritten import Rewritten
-from ._runs import RunRecords
-from ._sqlite import SqliteSessionStore
-from ._trim import spill_path, trim
-from ._url import StoreUrlError, check_store_url, describe_store_url, is_store_url, store_from_url
+from ._shared.errors import StoreError
+from .backends import (
+    PostgresSessionStore,
+    SqliteSessionStore,
+    StoreUrlError,
+    check_store_url,
+    describe_store_url,
+    is_store_url,
+    store_from_url,
+)
+from .backfill import ImportReport, import_entries, import_transcript, transcript_files
+from .entries import INTERRUPT, USER_FEEDBACK, refusal
+from .glances import is_ephemeral, is_ephemeral_call
+from .index import QueryNotSupported, SessionIndex, session_index
+from .layers import PruningSessionStore, TrimmingSessionStore
+from .lease import (
+    DEFAULT_LEASE_TTL,
+    FencedSessionStore,
+    Lease,
+    LeaseError,
+    LeaseHeld,
+    LeaseLost,
+    LeaseOwner,
+    SessionLeases,
+    hold_lease,
+    is_abandoned,
+    take_lease,
+)
+from .report import LoadReport, Rewritten, trim_report
+from .rewrite import (
+    EphemeralPolicy,
+    PrunePolicy,
+    TrimPolicy,
+    expire,
+    heal_orphans,
+    is_api_error,
+    is_interrupted,
+    prune,
+    relink,
+    rewrite,
+    rewrite_report,
+    spill_path,
+    trim,
+)
+from .runs import RunRecords
 
 __version__ = "0.1.0"
 
