@@ -220,7 +220,7 @@ def test_handoff_turns_the_harness_compaction_off(
     workspace: Path, handoff: object, compact: CompactPolicy | None, expected: dict[str, str] | None
 ) -> None:
     with Runtime(workspace, workspace / "runs", handoff=handoff) as rt:  # type: ignore[arg-type]
-        options = rt._options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
+        options = rt._launcher().options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
         assert isinstance(rt.handoff, HandoffPolicy)
     assert (options.env or None) == expected
 

@@ -16,10 +16,20 @@ workers are still live.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-__all__ = ["Event", "EventKind", "TERMINAL_STATUSES", "Workers", "is_synthetic_error", "normalize", "usage_context"]
+__all__ = [
+    "Event",
+    "EventKind",
+    "EventSink",
+    "TERMINAL_STATUSES",
+    "Workers",
+    "is_synthetic_error",
+    "normalize",
+    "usage_context",
+]
 
 EventKind = Literal[
     "text",
@@ -70,6 +80,10 @@ class Event:
             "subagent": self.subagent,
             "payload": self.payload,
         }
+
+
+# What a step tells of itself: every event, as it happens (a UI, a log, a publisher for other processes).
+EventSink = Callable[[Event], Any]
 
 
 def usage_context(usage: dict[str, Any] | None) -> int:
