@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from ._guards import guard_kind
+
 __all__ = [
     "Event",
     "EventKind",
@@ -125,8 +127,7 @@ def _text_of(content: Any) -> str:
 
 
 def _sdk() -> Any:
-    # Imported on first use: `flower --help` must not pay for the SDK's import.
-    import claude_agent_sdk
+    import claude_agent_sdk  # lazy: view and reach read events without the SDK (a second of import)
 
     return claude_agent_sdk
 
@@ -378,10 +379,9 @@ def _denial(block: Any, tool_use_result: Any) -> dict[str, str] | None:
     text = _text_of(block.content).lstrip()
     hook = _HOOK_REFUSAL.match(text)
     if hook is not None:
-        from ._guards import guard_kind
-
         reason = hook["reason"].strip()
         return {"kind": guard_kind(reason) or "hook", "tool": hook["tool"], "reason": reason}
+    # Lazy: flower_stores loads the SDK, and view and reach read events without it.
     from flower_stores import INTERRUPT, USER_FEEDBACK, refusal
 
     result = {"type": "tool_result", "is_error": True, "content": text}
