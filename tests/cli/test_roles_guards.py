@@ -44,7 +44,8 @@ from flower_cli import (
     oracle,
     worker,
 )
-from flower_cli.runtime._isolation import is_isolated, isolation_problem
+from flower_cli.runtime import isolation_problem
+from flower_cli.runtime._isolation import is_isolated
 from flower_cli.view._render import Renderer
 
 

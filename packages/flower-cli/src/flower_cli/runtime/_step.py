@@ -15,8 +15,9 @@ A step, in order (`StepRun.run`):
 
 Where the next concerns go (none of them is built yet; see the room's docstring):
 
-- a run-wide budget: checked between turns (`_turn_ended`, which sees every main-thread turn's cost) and between
-  launches (`_next_launch`); over budget, it ends the step as `stop` does (``stop_reason``);
+- a run-wide budget (a field of `RunPolicy`): checked between turns (`_turn_ended`: each turn's event carries its
+  cost, and ``record`` holds the finished steps') and between launches (`_next_launch`); over budget, the step
+  ends as `stop` ends it (``stop_reason``);
 - a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
   launch the same session again instead of returning the failure;
 - worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
