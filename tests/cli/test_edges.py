@@ -22,7 +22,7 @@ from flower_cli.cli import main
 from flower_cli.cli.commands.doctor import _show_run_dir
 from flower_cli.cli.commands.secret_input import read_secret_line
 from flower_cli.runtime import Handoff, Runtime
-from flower_cli.runtime._handoff._save import save
+from flower_cli.runtime._handoff import save
 from flower_cli.view import Renderer
 from flower_stores import SqliteSessionStore
 

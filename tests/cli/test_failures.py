@@ -14,8 +14,8 @@ from flower_cli.cli._app import app
 from flower_cli.cli._usage import explain, usage_error_type
 from flower_cli.cli.commands.common import exit_code_for
 from flower_cli.cli.commands.credentials import base_url_problem
-from flower_cli.runtime._failures import describe_os_error, describe_store_error
-from flower_cli.runtime._result import StepResult
+from flower_cli.runtime import StepResult, describe_os_error
+from flower_cli.runtime._failures import describe_store_error
 
 
 def test_the_usage_error_class_is_the_one_the_installed_typer_raises() -> None:

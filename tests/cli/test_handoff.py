@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Handoff, HandoffPolicy, is_overflow, record_overflow, resolve_window
+from flower_cli.runtime import parse_token_count
 from flower_cli.runtime._handoff import (
     HANDOFF_PROMPT,
     OVERFLOW_WHY,
@@ -16,7 +17,6 @@ from flower_cli.runtime._handoff import (
     degraded,
     guess_window,
     handoff_prompt,
-    parse_token_count,
     safe_step_name,
     save,
 )

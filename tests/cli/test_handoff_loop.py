@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flower_cli import AgentSpec, CompactPolicy, Event, HandoffPolicy, Runtime, resolve_window
-from flower_cli.runtime._handoff import OVERFLOW_WHY, Decision, Handoff, HandoffLoop, QuietRound, overflow_limit
+from flower_cli import AgentSpec, CompactPolicy, Event, Handoff, HandoffPolicy, Runtime, resolve_window
+from flower_cli.runtime._handoff import OVERFLOW_WHY, Decision, HandoffLoop, QuietRound, overflow_limit
 from flower_cli.view._render import Renderer
 
 COMPLETE = "## Doing now\nCounting.\n\n## Next\nReport the count.\n\n## Scene\nwidgets.txt\n"
@@ -220,7 +220,7 @@ def test_handoff_turns_the_harness_compaction_off(
     workspace: Path, handoff: object, compact: CompactPolicy | None, expected: dict[str, str] | None
 ) -> None:
     with Runtime(workspace, workspace / "runs", handoff=handoff) as rt:  # type: ignore[arg-type]
-        options = rt._options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
+        options = rt._launcher().options(AgentSpec("r", "", compact=compact), resume=None, fork=False, resume_at=None)
         assert isinstance(rt.handoff, HandoffPolicy)
     assert (options.env or None) == expected
 

@@ -44,7 +44,8 @@ from flower_cli import (
     oracle,
     worker,
 )
-from flower_cli.runtime._isolation import is_isolated, isolation_problem
+from flower_cli.runtime import isolation_problem
+from flower_cli.runtime._isolation import is_isolated
 from flower_cli.view._render import Renderer
 
 
@@ -219,7 +220,7 @@ def test_runtime_walls_a_coordinator_with_or_without_a_workbench(
     lead = coordinator("lead", "", {"coder": worker("codes", "x", isolate=True)})
     for workbench in (False, True):
         with Runtime(workspace, workbench=workbench) as rt:
-            pre = rt._hooks_for(lead)["PreToolUse"]
+            pre = rt._launcher().hooks(lead)["PreToolUse"]
             matchers = [m.matcher for m in pre]
             assert "Bash|Write|Edit|NotebookEdit" in matchers and "Agent" in matchers
 
@@ -273,9 +274,9 @@ def test_workers_tag_each_event_with_its_worker_and_track_liveness() -> None:
 
 
 def test_the_answer_is_the_final_turns_text() -> None:
-    from flower_cli.runtime._runtime import _Answer
+    from flower_cli.runtime._step_state import Answer
 
-    answer = _Answer()
+    answer = Answer()
     answer.add("Dispatched both.")
     answer.turn_ended(Event("turn", "success", payload={"text": "Dispatched both.", "is_error": False}))
     answer.add("alpha is in")
@@ -288,7 +289,7 @@ def test_the_answer_is_the_final_turns_text() -> None:
     assert answer.final(True) == "FINAL" and answer.turns == 3
     answer.add("half a sentence")
     assert answer.final(False) == "half a sentence", "a failed attempt shows where it stopped"
-    assert _Answer().final(False) == ""
+    assert Answer().final(False) == ""
 
 
 def test_renderer_nests_worker_calls_and_draws_one_line_per_step() -> None:

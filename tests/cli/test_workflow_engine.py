@@ -31,7 +31,7 @@ from flower_cli import (
     coordinator,
     worker,
 )
-from flower_cli.runtime._lineage import Lineage
+from flower_cli.runtime import Lineage
 
 SPEC = AgentSpec("w", "work")
 JUDGE = AgentSpec("judge", "judge")

@@ -38,11 +38,11 @@ def probe(rt: Runtime) -> list[Seen]:
     seen: list[Seen] = []
 
     async def run(spec: AgentSpec, prompt: str, **kw: Any) -> StepResult:
-        hooks = rt._hooks_for(spec)
+        hooks = rt._launcher().hooks(spec)
         seen.append(
             Seen(
                 rt.workbench.root if rt.workbench is not None else None,
-                rt._first_prompt(spec, prompt, kw.get("resume")),
+                rt._launcher().first_prompt(spec, prompt, kw.get("resume")),
                 len(hooks.get("PostToolUse", [])),
                 rt.store.policy.spill_dirname,  # type: ignore[attr-defined]
                 rt.resilience.resume_prompt,

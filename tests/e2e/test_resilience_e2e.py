@@ -22,7 +22,7 @@ import pytest
 from claude_agent_sdk import AssistantMessage, InMemorySessionStore, ResultMessage, TextBlock
 
 from flower_cli import AgentSpec, Runtime
-from flower_cli.runtime._events import Event
+from flower_cli.runtime import Event
 from flower_resilience import RESUME_PROMPT, Resilience, ResilienceError, ResilienceEvent, resilient_query
 from harness import Outage, ScriptedServer, Text, bash, overloaded, rate_limited, unauthorized
 from harness.agent import agent_options

@@ -3,6 +3,22 @@ keeps), what an agent is (`AgentSpec`, `build_options`), the event stream a UI r
 roles in, the session lease (`SessionBusy`), worktree isolation, and the seams the layers above plug into
 (`Channel`, `EventSink`) and the one below it (`QueryFunction`, the call to the model).
 
+The `Runtime` is a façade (``_runtime``): it wires together the policies its keyword arguments fill
+(``_policies.RunPolicy``), the assembled store and its mirror watch (``_store``), the workbench (``_workbench``),
+what each launch is built from (``_launcher``), the manifest (``_record``) and the signals (``_signals``), and
+makes one `StepRun` per running step (``_step``), which owns that step's lease, its launches, the stream it
+follows and the wait for the store. Where the next concerns go:
+
+- a run-wide budget: a field of `RunPolicy` (a keyword of ``Runtime``), checked by the step between turns
+  (``StepRun._turn_ended``) and between launches (``StepRun._next_launch``); over budget, the step ends as
+  ``Runtime.stop`` ends it;
+- a usage-limit wait: around a launch (``StepRun._launch``): a launch that ends on a usage limit waits until it
+  lifts and launches the same session again;
+- worker (subagent) recovery after a crash: at step start and resume (``StepRun._first_launch``), where the step
+  knows the session it continues and the store holds the transcripts of the workers that died with it;
+- publishing events for other processes: an `EventSink` (``Runtime.run(on_event=...)``); every event of a step
+  passes through ``StepState.emit`` to it, so a publisher needs no change in the runtime.
+
 Names are imported on first use (see `flower_cli._shared.lazy`), so importing one of them does not load the rest.
 """
 

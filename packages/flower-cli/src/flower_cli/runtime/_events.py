@@ -16,10 +16,22 @@ workers are still live.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-__all__ = ["Event", "EventKind", "TERMINAL_STATUSES", "Workers", "is_synthetic_error", "normalize", "usage_context"]
+from ._guards import guard_kind
+
+__all__ = [
+    "Event",
+    "EventKind",
+    "EventSink",
+    "TERMINAL_STATUSES",
+    "Workers",
+    "is_synthetic_error",
+    "normalize",
+    "usage_context",
+]
 
 EventKind = Literal[
     "text",
@@ -72,6 +84,10 @@ class Event:
         }
 
 
+# What a step tells of itself: every event, as it happens (a UI, a log, a publisher for other processes).
+EventSink = Callable[[Event], Any]
+
+
 def usage_context(usage: dict[str, Any] | None) -> int:
     """Tokens the model saw this turn: input + cache read + cache creation."""
     if not isinstance(usage, dict):
@@ -111,8 +127,7 @@ def _text_of(content: Any) -> str:
 
 
 def _sdk() -> Any:
-    # Imported on first use: `flower --help` must not pay for the SDK's import.
-    import claude_agent_sdk
+    import claude_agent_sdk  # lazy: view and reach read events without the SDK (a second of import)
 
     return claude_agent_sdk
 
@@ -364,10 +379,9 @@ def _denial(block: Any, tool_use_result: Any) -> dict[str, str] | None:
     text = _text_of(block.content).lstrip()
     hook = _HOOK_REFUSAL.match(text)
     if hook is not None:
-        from ._guards import guard_kind
-
         reason = hook["reason"].strip()
         return {"kind": guard_kind(reason) or "hook", "tool": hook["tool"], "reason": reason}
+    # Lazy: flower_stores loads the SDK, and view and reach read events without it.
     from flower_stores import INTERRUPT, USER_FEEDBACK, refusal
 
     result = {"type": "tool_result", "is_error": True, "content": text}

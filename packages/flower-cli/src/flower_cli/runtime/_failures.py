@@ -92,7 +92,7 @@ def explain(
         return ExitCode.CONFIG, _one_line(str(exc))
     if isinstance(exc, OSError):
         return ExitCode.CONFIG, describe_os_error(exc, elsewhere=elsewhere)
-    from ._runtime import CredentialsError
+    from ._runtime import CredentialsError  # lazy: the Runtime loads the SDK; `flower store` and usage errors do not
 
     if isinstance(exc, CredentialsError):
         return ExitCode.CONFIG, str(exc)
@@ -100,25 +100,25 @@ def explain(
 
 
 def _is_session_busy(exc: BaseException) -> bool:
-    from ._session_lease import SessionBusy
+    from ._session_lease import SessionBusy  # lazy: it loads flower_stores (and the SDK), asked only on an error
 
     return isinstance(exc, SessionBusy)
 
 
 def _is_store_error(exc: BaseException) -> bool:
-    import flower_stores
+    import flower_stores  # lazy: it loads the SDK, asked only on an error
 
     return isinstance(exc, flower_stores.StoreError)
 
 
 def _is_store_url_error(exc: BaseException) -> bool:
-    import flower_stores
+    import flower_stores  # lazy: it loads the SDK, asked only on an error
 
     return isinstance(exc, flower_stores.StoreUrlError)
 
 
 def _is_env_file_error(exc: BaseException) -> bool:
-    import flower_env
+    import flower_env  # lazy: asked only on an error; importing this module stays light
 
     return isinstance(exc, flower_env.EnvFileError)
 

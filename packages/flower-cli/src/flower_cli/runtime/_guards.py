@@ -59,7 +59,7 @@ def _deny(reason: str) -> HookJSONOutput:
 
 def main_thread_guard(tools: Iterable[str], reason: str) -> HookMatcher:
     """Deny ``tools`` on the main thread with ``reason``; subagents (hook input with ``agent_id``) pass."""
-    from claude_agent_sdk import HookMatcher
+    from claude_agent_sdk import HookMatcher  # lazy: _events, read without the SDK, imports this module
 
     names = list(dict.fromkeys(tools))
     if not names:
@@ -80,7 +80,7 @@ def isolate_guard(isolated: Iterable[str]) -> HookMatcher | None:
     ``isolation`` nor ``cwd``, it is allowed with ``isolation: "worktree"`` added. Enforced here rather than
     asked for in a prompt, so a coordinator cannot forget it. ``None`` when no worker is isolated.
     """
-    from claude_agent_sdk import HookMatcher
+    from claude_agent_sdk import HookMatcher  # lazy: _events, read without the SDK, imports this module
 
     names = set(isolated)
     if not names:
@@ -105,7 +105,7 @@ def isolate_guard(isolated: Iterable[str]) -> HookMatcher | None:
 
 def whitelist_guard(allowed: Iterable[str], *, role: str = "this role") -> HookMatcher | None:
     """Refuse hands-on tools the role was not given (main thread only). ``None`` when nothing is banned."""
-    from claude_agent_sdk import HookMatcher
+    from claude_agent_sdk import HookMatcher  # lazy: _events, read without the SDK, imports this module
 
     allowed_set = set(allowed)
     banned = [tool for tool in HANDS_ON if tool not in allowed_set]
@@ -130,9 +130,9 @@ def delegate_guard(*, allow_glance: bool = False, artifacts: str = ".flower/arti
     A glance is exactly what ``flower_stores.is_ephemeral`` accepts — the same predicate decides which
     results expire, so what the coordinator may run and what goes stale are one set.
     """
-    from claude_agent_sdk import HookMatcher
+    from claude_agent_sdk import HookMatcher  # lazy: _events, read without the SDK, imports this module
 
-    from flower_stores import is_ephemeral
+    from flower_stores import is_ephemeral  # lazy: it loads the SDK (see above)
 
     async def guard(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
         if data.get("agent_id"):

@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from claude_agent_sdk import MirrorErrorMessage
+from claude_agent_sdk import SessionStore as SessionStoreProtocol
+
+import flower_stores
 
 if TYPE_CHECKING:
     from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
@@ -104,10 +108,8 @@ class MirrorWatch:
         superseded driver's entries are refused there too."""
         self.target = target if target is not None else self.store
         methods: dict[str, Any] = {}
-        from claude_agent_sdk import SessionStore as Protocol
-
         for name in _OPTIONAL:
-            if getattr(type(self.store), name, None) is not getattr(Protocol, name, None):
+            if getattr(type(self.store), name, None) is not getattr(SessionStoreProtocol, name, None):
                 methods[name] = _passthrough(name)
         cls = type("WatchedSessionStore", (_Watched,), methods)
         return cls(self)  # type: ignore[no-any-return]
@@ -115,8 +117,6 @@ class MirrorWatch:
     def saw(self, message: Any) -> None:
         """A ``MirrorErrorMessage`` from the stream: its session needs settling even if no append failed here
         (the SDK timed the append out, or dropped a frame)."""
-        from claude_agent_sdk import MirrorErrorMessage
-
         if isinstance(message, MirrorErrorMessage):
             key: Any = message.key or {}
             if key.get("session_id"):
@@ -187,8 +187,6 @@ class MirrorWatch:
         self.last_error = None
 
     async def _fill(self) -> None:
-        import flower_stores
-
         projects = harness_projects_dir()
         for project_key, session_id in sorted(self._flagged):
             local = projects / project_key / f"{session_id}.jsonl"
@@ -290,6 +288,4 @@ def _human(seconds: float) -> str:
 
 def _superseded(exc: BaseException) -> bool:
     """Whether ``exc`` is the lease's fence refusing a driver another process has taken the session from."""
-    import flower_stores
-
     return isinstance(exc, flower_stores.LeaseLost)

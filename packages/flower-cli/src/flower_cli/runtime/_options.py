@@ -7,6 +7,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from claude_agent_sdk import ClaudeAgentOptions
+
+import flower_resilience
+
 from ._guards import HARNESS_SCHEDULERS
 from ._spec import AgentSpec
 
@@ -54,8 +58,30 @@ def build_options(
     acting on the session with nothing recording it). ``stderr`` receives the harness's own stderr, line by
     line (without it the harness writes to the terminal it inherits).
     """
-    from claude_agent_sdk import ClaudeAgentOptions
+    values = _spec_values(spec, portable=portable, cwd=cwd)
+    plugins = ([PLUGIN_DIR] if use_plugin and PLUGIN_DIR.is_dir() else []) + [Path(p) for p in plugin_dirs]
+    if plugins:
+        values["plugins"] = [{"type": "local", "path": str(p)} for p in plugins]
+    if add_dirs:
+        values["add_dirs"] = [str(d) for d in add_dirs]
+    if session_store is not None:
+        values["session_store"] = session_store
+        values["session_store_flush"] = flush
+    merged_hooks = hooks if hooks is not None else spec.hooks
+    if merged_hooks:
+        values["hooks"] = merged_hooks
+    merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
+    if merged_env:
+        values["env"] = merged_env
+    if stderr is not None:
+        values["stderr"] = stderr
+    values.update(_session_values(resume, fork=fork, resume_at=resume_at, session_id=session_id))
+    options = ClaudeAgentOptions(**values)
+    return flower_resilience.tether(options) if tethered else options
 
+
+def _spec_values(spec: AgentSpec, *, portable: bool, cwd: Path | str) -> dict[str, Any]:
+    """The options the role itself decides: its instructions, tools, model and limits, workers, servers."""
     values: dict[str, Any] = {
         "system_prompt": {"type": "preset", "preset": "claude_code", "append": spec.instructions},
         "allowed_tools": list(spec.allowed_tools),
@@ -66,14 +92,6 @@ def build_options(
     }
     if spec.tools is not None:
         values["tools"] = list(spec.tools)
-    plugins = ([PLUGIN_DIR] if use_plugin and PLUGIN_DIR.is_dir() else []) + [Path(p) for p in plugin_dirs]
-    if plugins:
-        values["plugins"] = [{"type": "local", "path": str(p)} for p in plugins]
-    if add_dirs:
-        values["add_dirs"] = [str(d) for d in add_dirs]
-    if session_store is not None:
-        values["session_store"] = session_store
-        values["session_store_flush"] = flush
     for name in ("model", "effort", "max_turns", "max_budget_usd"):
         value = getattr(spec, name)
         if value is not None:
@@ -82,14 +100,12 @@ def build_options(
         values["agents"] = spec.agents
     if spec.mcp_servers:
         values["mcp_servers"] = spec.mcp_servers
-    merged_hooks = hooks if hooks is not None else spec.hooks
-    if merged_hooks:
-        values["hooks"] = merged_hooks
-    merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
-    if merged_env:
-        values["env"] = merged_env
-    if stderr is not None:
-        values["stderr"] = stderr
+    return values
+
+
+def _session_values(resume: str | None, *, fork: bool, resume_at: str | None, session_id: str | None) -> dict[str, Any]:
+    """The options that say which session the launch continues, branches off, or starts."""
+    values: dict[str, Any] = {}
     if resume:
         values["resume"] = resume
         if fork:
@@ -102,10 +118,6 @@ def build_options(
         if session_id:
             values["session_id"] = session_id
         if fork or resume_at:
-            warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=2)
-    options = ClaudeAgentOptions(**values)
-    if not tethered:
-        return options
-    import flower_resilience
-
-    return flower_resilience.tether(options)
+            # stacklevel 3: the warning names build_options' caller, as it did when this was inline.
+            warnings.warn("fork/resume_at need a session to resume; ignoring them for a new session", stacklevel=3)
+    return values

@@ -26,7 +26,7 @@ _HOMES = {
     "Ctx": "_state",
     "RunContext": "_state",
     "RunResult": "_state",
-    "Step": "_engine",
+    "Step": "_step",
     "StepAbort": "_errors",
     "StepRunner": "_state",
     "Workflow": "_engine",
@@ -45,6 +45,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._engine import Step, Workflow
+    from ._engine import Workflow
     from ._errors import StepAbort, WorkflowError
     from ._state import Ctx, RunContext, RunResult, StepRunner
+    from ._step import Step

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+from claude_agent_sdk import HookMatcher
 
 from .._events import Event
 from ._document import Handoff, degraded, handoff_prompt
@@ -40,7 +41,7 @@ from ._save import save
 from ._window import record_overflow
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import HookJSONOutput, HookMatcher
+    from claude_agent_sdk import HookJSONOutput
 
 __all__ = ["Decision", "HandoffLoop", "QuietRound"]
 
@@ -159,7 +160,6 @@ class HandoffLoop:
         open, a worker's call or a dispatch lets the turn go on (the step still stops at the result, one request
         later).
         """
-        from claude_agent_sdk import HookMatcher
 
         async def stop(data: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
             call = tool_use_id or data.get("tool_use_id")

@@ -1,0 +1,366 @@
+"""One running step: its lease, its launches one after another, each launch's stream followed to its end, the
+store checked for what was streamed, and what comes next (a handoff, a human's words, the end).
+
+A step, in order (`StepRun.run`):
+
+1. **Start.** Check the workspace for isolated workers; take the lease of the session the first launch drives
+   (`SessionBusy` when another process drives it); make room (`_first_launch`: a resumed session already past
+   the handoff point is handed over first).
+2. **Launch** (`_launch`): take the lease of the session this launch drives, then stream it (`_stream`, through
+   flower-resilience, the only retry loop) until the harness is done, a human interrupts, the handoff loop says
+   the step stops here, or the step is stopped; then wait until the store holds what was streamed.
+3. **Between launches** (`_next_launch`): a handoff to a fresh session, the same session with a human's words
+   after an interrupt, or the end.
+4. **End** (`_finish`): close the result, record it, release the lease, emit the step's one ``result`` event.
+
+Where the next concerns go (none of them is built yet; see the room's docstring):
+
+- a run-wide budget (a field of `RunPolicy`): checked between turns (`_turn_ended`: each turn's event carries its
+  cost, and ``record`` holds the finished steps') and between launches (`_next_launch`); over budget, the step
+  ends as `stop` ends it (``stop_reason``);
+- a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
+  launch the same session again instead of returning the failure;
+- worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
+  it continues; the workers that session left running died with the last process, and their transcripts are in
+  the store, so the first prompt can say which to re-dispatch;
+- publishing events for other processes: every event of a step goes through `StepState.emit` to the caller's
+  `EventSink`; a publisher is one more sink (the Runtime's ``run(on_event=...)``), never a change here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import anyio
+from claude_agent_sdk import AssistantMessage, UserMessage
+
+from flower_resilience import ResilientQuery
+from flower_stores import LeaseLost
+
+from ._events import Event, normalize
+from ._handover import hand_over, make_room
+from ._isolation import IsolationError, isolation_problem
+from ._launcher import Launch, Launcher
+from ._record import INTERRUPTED, RunRecord, absorb, step_payload
+from ._result import StepResult
+from ._session_lease import StepLease, taken_over
+from ._signals import Interrupt
+from ._step_state import StepState
+
+__all__ = ["INTERRUPT_NOTE", "StepRun"]
+
+INTERRUPT_NOTE = (
+    "(You were interrupted by the human. A tool call that was in flight may report that it was "
+    "interrupted — that is a side effect of the interruption, not a problem with the environment.)"
+)
+# How long `StepRun.stop` lets an interrupted harness end its turn before it closes it (measured: ~0.1 s in the
+# middle of an in-process tool call, ~1 s in the middle of a Bash command).
+_STOP_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class _LiveLaunch:
+    """The launch streaming now, as `StepRun.stop` reaches it: its stream, the scope around its iteration, and an
+    event set once the harness is closed."""
+
+    stream: ResilientQuery
+    scope: anyio.CancelScope
+    ended: anyio.Event
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a launch's stream ended: ``record`` is flower-resilience's record of its attempts."""
+
+    record: Any
+    interrupted: bool = False
+    handoff_due: bool = False
+
+
+class StepRun:
+    """One ``Runtime.run``, from its first line to its return (see the module docstring for its course).
+
+    Made by the Runtime before the step's first await, so that a `stop` from then on counts; ``state`` is set
+    once the lease is taken and the result exists.
+    """
+
+    def __init__(self, launcher: Launcher, record: RunRecord, interrupt: Interrupt, state: StepState) -> None:
+        self.launcher = launcher
+        self.record = record
+        self.interrupt = interrupt
+        self.state = state
+        self.stop_reason = ""  # why the step was stopped ("" while it runs on)
+        self._lease: StepLease | None = None
+        self._live: _LiveLaunch | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.stop_reason)
+
+    async def stop(self, reason: str) -> None:
+        """End the step now (see `Runtime.stop`); returns once its live launch, if any, has ended."""
+        self.stop_reason = reason or "stopped"
+        live = self._live
+        if live is None:  # between launches: the step ends before the next one starts
+            return
+        if await live.stream.stop():
+            with anyio.move_on_after(_STOP_GRACE_S):
+                await live.ended.wait()
+        live.scope.cancel()  # a no-op once the launch has ended
+
+    async def run(self, first: Launch, lease_epoch: int | None) -> StepResult:
+        """Run the step from ``first`` (its prompt as the caller gave it) to its end; see `Runtime.run`."""
+        state = self.state
+        if state.spec.agents:
+            problem = isolation_problem(state.spec, self.launcher.workspace)
+            if problem:
+                raise IsolationError(problem)
+        lease, first = await self._take_lease(first, lease_epoch)  # SessionBusy
+        result = state.result
+        result.started_at = time.time()
+        self.record.begin(result)
+        self.interrupt.clear()
+        state.handoffs = self.launcher.handoff_loop(state.spec, result.step, state.prompt, state.emit)
+        try:
+            try:
+                await self._launches(first)
+            finally:
+                self._lease = None
+                await lease.end()  # raises LeaseLost when the lease was taken over (the step was stopped for it)
+        except LeaseLost as exc:
+            result.ok = False
+            result.error = taken_over(exc)
+            result.errors.append(result.error)
+        except Exception as exc:  # noqa: BLE001 - a step never raises for model/transport trouble
+            result.ok = False
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.errors.append(result.error)
+        except BaseException:  # cancelled (Ctrl-C) or killed: record why, then let it go on
+            result.ok = False
+            result.error = result.error or INTERRUPTED
+            raise
+        finally:
+            self._finish()
+        state.emit(Event("result", "success" if result.ok else "error", payload=step_payload(result)))
+        return result
+
+    async def _take_lease(self, first: Launch, epoch: int | None) -> tuple[StepLease, Launch]:
+        """The step's lease, holding the session its first launch drives, and that launch (its new id chosen)."""
+        policy, store = self.launcher.policy, self.launcher.store
+        lease = StepLease(
+            store.session_store,
+            store.project_key,
+            policy.lease_owner,
+            enabled=policy.lease,
+            ttl=policy.lease_ttl,
+            epoch=epoch,
+        )
+        resume, new_id = lease.first(first.resume, first.fork, first.session_id, store.has_session)
+        driven = resume if resume and not first.fork else new_id
+        if driven:
+            await lease.take(driven)
+        self._lease = lease
+        prompt = self.launcher.first_prompt(self.state.spec, first.prompt, resume)
+        return lease, replace(first, prompt=prompt, resume=resume, session_id=new_id)
+
+    async def _launches(self, first: Launch) -> None:
+        """The step's launches, one after another, until one is the last or the step is stopped."""
+        launch: Launch | None = await self._first_launch(first)
+        while launch is not None and not self.stopped:
+            ended = await self._launch(launch)
+            if ended is None:  # stopped while the lease was being taken
+                break
+            launch = await self._next_launch(ended)
+        if self.stop_reason:
+            result = self.state.result
+            result.ok, result.error = False, self.stop_reason
+            result.errors.append(self.stop_reason)
+
+    async def _first_launch(self, first: Launch) -> Launch:
+        """The step's first launch, once the session it continues has room (see `make_room`)."""
+        store = self.launcher.store
+        return await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+
+    async def _launch(self, launch: Launch) -> _Ended | None:
+        """One launch: the lease of the session it drives (a new session's id and lease; a retired one's
+        released), then its stream; None when the step was stopped while the lease was being taken."""
+        assert self._lease is not None
+        launch = await self._lease.launching(launch)
+        if self.stopped:
+            return None
+        return await self._stream(launch)
+
+    def _session_store(self) -> Any:
+        """What the SDK writes through during this step: the lease's fenced view (None: the store)."""
+        return self._lease.session_store if self._lease is not None else None
+
+    async def _stream(self, launch: Launch) -> _Ended:
+        """One launch of the SDK (flower-resilience retries inside it), streamed to the step's events until the
+        harness is done, a human interrupts, or the handoff loop says the step stops here; a stop waits until the
+        store holds what was streamed."""
+        state, launcher = self.state, self.launcher
+        handoffs, workers, result = state.handoffs, state.workers, state.result
+        stop_hooks = [handoffs.stop_hook(lambda: bool(workers.live))] if handoffs is not None else []
+        options = launcher.options(
+            state.spec,
+            resume=launch.resume,
+            fork=launch.fork,
+            resume_at=launch.resume_at,
+            post_hooks=stop_hooks,
+            session_id=launch.session_id,
+            session_store=self._session_store(),
+        )
+        stream = launcher.query(launch.prompt, options, on_event=state.on_resilience)
+        live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
+        try:
+            interrupted, handoff_due = await self._follow(stream, live)
+        finally:
+            self._live = None
+            await stream.aclose()
+            live.ended.set()
+        absorb(result, stream.record)
+        unstored = await launcher.store.mirror.settle(
+            lambda line: state.emit(Event("retry", line, payload={"step": result.step}))
+        )
+        if unstored:  # never a success the store does not fully hold
+            result.ok, result.error = False, unstored
+            result.errors.append(unstored)
+        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
+
+    async def _follow(self, stream: ResilientQuery, live: _LiveLaunch) -> tuple[bool, bool]:
+        """Stream ``stream``'s messages to the step's events until the harness is done, a human interrupts, the
+        handoff loop says the step stops here, or the step is stopped. Returns (interrupted, handoff due)."""
+        state, mirror = self.state, self.launcher.store.mirror
+        result, handoffs, workers = state.result, state.handoffs, state.workers
+        last_main: str | None = None  # the uuid of the newest main-thread message streamed
+        with live.scope:  # cancelled only by `stop`, for a harness that could not be interrupted
+            async for message in stream:
+                state.note_session(message)
+                mirror.saw(message)
+                if self.interrupt.is_set():
+                    if result.session_id:
+                        await self._mirrored(result.session_id, last_main)
+                    return True, False
+                last_main = _main_thread_uuid(message) or last_main
+                events = self._show(message)
+                if (
+                    handoffs is not None
+                    and handoffs.observe(events, live_workers=bool(workers.live))
+                    and result.session_id
+                ):
+                    await self._mirrored(result.session_id, last_main)
+                    return False, True
+                if self.stop_reason and _ends_turn(message):
+                    break  # stopped: the interrupted turn has ended (a harness that idles on is closed)
+        return False, False
+
+    def _show(self, message: Any) -> list[Event]:
+        """``message`` as events, each emitted (a turn's end with the step and the live workers); the answer and
+        the context follow them. Returns the events as the handoff loop reads them."""
+        state = self.state
+        events = [state.workers.annotate(raw) for raw in normalize(message)]
+        for event in events:
+            if event.kind == "turn":
+                event = self._turn_ended(event)
+            else:
+                state.collect(event)
+            state.emit(event)
+        return events
+
+    def _turn_ended(self, event: Event) -> Event:
+        """A main-thread turn has ended: its text is the answer so far; the event, as shown, names the step and
+        the live workers. (The place a check between turns goes: see the module docstring.)"""
+        state = self.state
+        state.answer.turn_ended(event)
+        payload = {**event.payload, "step": state.result.step, "live_workers": state.workers.live_list()}
+        return replace(event, payload=payload)
+
+    async def _next_launch(self, ended: _Ended) -> Launch | None:
+        """What follows a launch: what the handoff loop decides, else the same session with a human's words after
+        an interrupt; None when the step is over (or stopped)."""
+        state = self.state
+        result, handoffs = state.result, state.handoffs
+        if self.stop_reason:
+            return None
+        if handoffs is not None:
+            failed = not result.ok and not ended.interrupted  # a stream the Runtime closed did not fail
+            decision = handoffs.after(
+                due=ended.handoff_due,
+                overflow=(ended.record.error, *ended.record.errors) if failed else (),
+                stopped=state.workers.live_names(),
+            )
+            if decision.action == "stop":
+                result.ok, result.error = False, decision.reason
+                result.errors.append(decision.reason)
+                return None
+            if decision.hands_off:
+                successor = await hand_over(self.launcher, state, handoffs, decision, self._session_store())
+                return Launch(self.launcher.first_prompt(state.spec, successor, None))
+        if ended.interrupted and result.session_id:
+            return self._resume_after_interrupt()
+        if ended.interrupted:
+            result.ok, result.error = False, INTERRUPTED
+        return None
+
+    def _resume_after_interrupt(self) -> Launch:
+        """The interrupted session goes on with the human's words (the resume prompt when there were none)."""
+        state = self.state
+        result = state.result
+        words = self.interrupt.take()
+        result.interrupts += 1
+        result.resumed = True
+        said = "interrupted; resuming with your words" if words else "interrupted; continuing"
+        state.emit(Event("retry", said, payload={"step": result.step}))
+        prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.launcher.resilience.resume_prompt
+        return Launch(prompt, resume=result.session_id)
+
+    def _finish(self) -> None:
+        """Close the step's result (answer, turns, workers, end time) and write its manifest row."""
+        state = self.state
+        result, workers = state.result, state.workers
+        text = state.answer.final(result.ok)
+        if text:
+            result.text = text
+        result.turns = state.answer.turns
+        result.workers = workers.summary()
+        if workers.live and result.ok:
+            # The harness gave up waiting (its background-wait ceiling): say so, the answer may be partial.
+            names = ", ".join(repr(name) for name in workers.live_names())
+            result.errors.append(f"the session ended while workers were still running: {names}")
+        result.ended_at = time.time()
+        self.record.close(result)
+
+    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
+        """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
+
+        The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
+        mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
+        writing round or the human's words would follow a transcript that lost the turn's end. After ``within``
+        the stop goes ahead regardless.
+        """
+        if not message_uuid:
+            return
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if self.launcher.store.has_entry(session_id, message_uuid):
+                    return
+            except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
+                return
+            if time.monotonic() >= deadline:
+                return
+            await anyio.sleep(0.05)
+
+
+def _ends_turn(message: Any) -> bool:
+    """Is ``message`` the result that ends a turn of the harness?"""
+    return type(message).__name__ == "ResultMessage"
+
+
+def _main_thread_uuid(message: Any) -> str | None:
+    """The transcript uuid of a main-thread user or assistant message (a worker's, or any other kind: None)."""
+    if isinstance(message, (UserMessage, AssistantMessage)) and message.parent_tool_use_id is None:
+        return message.uuid or None
+    return None
