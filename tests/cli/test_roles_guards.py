@@ -45,7 +45,7 @@ from flower_cli import (
     worker,
 )
 from flower_cli.runtime._isolation import is_isolated, isolation_problem
-from flower_cli.view._render import Renderer
+from flower_cli.view import Renderer
 
 
 class TinyChannel:
