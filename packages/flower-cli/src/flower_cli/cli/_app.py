@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # Usage errors (typer's own click, see _usage.usage_error_type) and trouble with flower's files
         # that no command translated itself; anything else is a bug and keeps its traceback.
-        from ._usage import explain  # why here: it reads the runtime's failures, which `--help` must not load
+        from ._usage import explain  # why: it reads the runtime's failures, which `--help` must not load
 
         named = next((a for a in args if a in COMMANDS), None)
         known = explain(exc, command=f"flower {named}" if named else "flower")

@@ -3,13 +3,11 @@ the command: ``_argv.py`` moves them in front), checks what can be checked befor
 them to the command as ``ctx.obj``, a `GlobalOptions`.
 
 The actions (``cli/actions/``) take that `GlobalOptions`: ``opening.py`` opens the Runtime on its workspace,
-run dir and store (``store.py``), ``output.py`` draws the view its ``-v``, ``--color`` and ``--json`` ask for.
+run dir and store (``store.py``); ``output.py`` makes the view its ``-v``, ``--color`` and ``--json`` ask for.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -18,7 +16,6 @@ from typing import Annotated
 import typer
 
 from .._shared.exits import Exit, ExitCode
-from ..view import Renderer, use_color
 from ._root_app import app
 from ._versions import print_version
 from ._workspace import check_workspace
@@ -36,10 +33,6 @@ class GlobalOptions:
     json: bool
     store: str | None = None  # --store URL / FLOWER_STORE_URL; None: <run dir>/sessions.db
     color: str = "auto"  # --color: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces), always, never
-
-    def renderer(self, *, allow_hint: Callable[[str], str] | None = None) -> Renderer:
-        """The human view on stderr, with this command's -v and --color (``allow_hint``: see `Renderer`)."""
-        return Renderer(verbose=self.verbose, color=use_color(sys.stderr, self.color), allow_hint=allow_hint)
 
 
 class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has

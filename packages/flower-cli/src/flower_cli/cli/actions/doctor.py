@@ -20,7 +20,7 @@ import flower_resilience
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import HandoffPolicy, resolve_window
 from ...view import Renderer
-from .output import write_stdout
+from .output import human_view, write_stdout
 from .store import check_store
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ __all__ = ["run_doctor"]
 def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
 
     # With --json the findings go into the document; the human lines are written nowhere.
-    view: Renderer = Renderer(io.StringIO(), color=False) if opts.json else opts.renderer()
+    view: Renderer = Renderer(io.StringIO(), color=False) if opts.json else human_view(opts)
     problems: list[tuple[ExitCode, str]] = []
     report: dict[str, Any] = {"kind": "doctor"}
     flower_env.load_dotenv()

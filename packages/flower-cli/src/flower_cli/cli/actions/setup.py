@@ -11,7 +11,7 @@ import flower_env
 from ..._shared.exits import Exit, ExitCode
 from ...view import Renderer
 from .credentials import base_url_problem, interactive, interactive_setup, save
-from .output import write_stdout
+from .output import human_view, write_stdout
 
 if TYPE_CHECKING:
     from .._global_options import GlobalOptions
@@ -22,7 +22,7 @@ __all__ = ["run_setup_command"]
 def run_setup_command(opts: GlobalOptions, *, token: str | None, base_url: str | None, model: str | None) -> None:
     """Save, then (on a terminal) probe the credential once; ``--json`` adds ``{"kind": "setup", ...}`` on stdout."""
 
-    view: Renderer = opts.renderer()
+    view: Renderer = human_view(opts)
     flower_env.load_dotenv()
     if base_url:
         wrong = base_url_problem(base_url)

@@ -49,6 +49,6 @@ def analyze(
     ] = None,
 ) -> None:
     """Where a run's context, work and money went: per step and per session, read-only (--json for programs)."""
-    from ..actions.analyze import run_analyze  # why here: it loads the analyze room and the stores; `--help` must not
+    from ..actions.analyze import run_analyze  # why: it loads the analyze room and the stores; `--help` must not
 
     run_analyze(ctx.obj, run_dir, html, wide=wide, run=run)

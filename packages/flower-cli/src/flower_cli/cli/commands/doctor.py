@@ -20,6 +20,6 @@ def doctor(
     ] = False,
 ) -> None:
     """Check settings (and where each came from), the endpoint, the credential and the store."""
-    from ..actions.doctor import run_doctor  # why here: it loads the sibling libraries; `--help` must not
+    from ..actions.doctor import run_doctor  # why: it loads the sibling libraries; `--help` must not
 
     run_doctor(ctx.obj, probe=not no_probe)

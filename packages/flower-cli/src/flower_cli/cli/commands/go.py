@@ -73,7 +73,7 @@ def go(
     ] = False,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
-    # why here: the go flow loads the Runtime and the SDK; `flower go --help` must not
+    # why: the go flow loads the Runtime and the SDK; `flower go --help` must not
     from ...go import GoSettings
     from ..actions.go import run_go
 

@@ -73,7 +73,7 @@ def once(
     no_handoff: NoHandoffOption = False,
 ) -> None:
     """Run one agent once; the answer goes to stdout."""
-    from ..actions.once import run_once  # why here: it loads the Runtime and the SDK; `--help` must not
+    from ..actions.once import run_once  # why: it loads the Runtime and the SDK; `--help` must not
 
     run_once(
         ctx.obj,

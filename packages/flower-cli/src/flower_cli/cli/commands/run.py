@@ -27,6 +27,6 @@ def run_cmd(
     no_handoff: NoHandoffOption = False,
 ) -> None:
     """Run a workflow defined in Python."""
-    from ..actions.run import run_workflow  # why here: it loads the Runtime and the SDK; `--help` must not
+    from ..actions.run import run_workflow  # why: it loads the Runtime and the SDK; `--help` must not
 
     run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff)

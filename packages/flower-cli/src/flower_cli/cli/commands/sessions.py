@@ -26,7 +26,7 @@ app.add_typer(sessions_app, name="sessions")
 def sessions_list(ctx: typer.Context) -> None:
     """List this workspace's sessions (newest first)."""
     if ctx.invoked_subcommand is None:
-        from ..actions.sessions import list_sessions  # why here: it loads the stores; `--help` must not
+        from ..actions.sessions import list_sessions  # why: it loads the stores; `--help` must not
 
         list_sessions(ctx.obj)
 
@@ -42,7 +42,7 @@ def sessions_show(
     ],
 ) -> None:
     """Show one session's conversation, one line per message."""
-    from ..actions.sessions import show_session  # why here: it loads the stores; `--help` must not
+    from ..actions.sessions import show_session  # why: it loads the stores; `--help` must not
 
     show_session(ctx.obj, session_id)
 
@@ -69,6 +69,6 @@ def sessions_import(
     ] = None,
 ) -> None:
     """Add to the store what the session's local transcript holds and the store lacks (idempotent)."""
-    from ..actions.sessions import import_session  # why here: it loads the stores and the SDK; `--help` must not
+    from ..actions.sessions import import_session  # why: it loads the stores and the SDK; `--help` must not
 
     import_session(ctx.obj, session_id, source)

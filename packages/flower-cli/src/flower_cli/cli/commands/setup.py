@@ -24,6 +24,6 @@ def setup(
     model: Annotated[str | None, typer.Option("--model", metavar="MODEL", help="Model name to use by default.")] = None,
 ) -> None:
     """Store credentials in the user .env (${XDG_CONFIG_HOME:-~/.config}/flower/.env, mode 0600)."""
-    from ..actions.setup import run_setup_command  # why here: it loads flower_env and the runtime; `--help` must not
+    from ..actions.setup import run_setup_command  # why: it loads flower_env and the runtime; `--help` must not
 
     run_setup_command(ctx.obj, token=token, base_url=base_url, model=model)
