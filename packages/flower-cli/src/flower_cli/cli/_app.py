@@ -17,7 +17,7 @@ import typer
 from .._shared.exits import Exit, ExitCode
 from ..view import STDOUT, sanitize
 from ._argv import COMMANDS, misnamed_command, rewrite_argv, split_globals
-from ._global_options import GlobalOptions
+from ._global_options import GlobalOptions  # importing it makes the global options the app's callback
 from ._plugins import install_plugins, missing_plugin, plugin_names
 from ._root_app import app
 
