@@ -3,9 +3,9 @@
 The status line keeps elapsed time, the main thread's context and the cumulative cost across the whole run —
 one renderer lives for the whole command (a renderer per event would show $0.00 and 0:00 on every line).
 
-Its jobs live apart: ``_text.py`` makes text safe to print, ``_screen.py`` writes and folds the lines,
-``_heartbeat.py`` says what is being waited for, ``_json.py`` is the ``--json`` view. Here each event becomes
-the lines a person reads.
+Its jobs live apart: ``_text.py`` makes text safe to print, ``_terminal.py`` knows the stream (a terminal?
+how wide? colour?), ``_screen.py`` writes and folds the lines, ``_heartbeat.py`` says what is being waited
+for, ``_json.py`` is the ``--json`` view. Here each event becomes the lines a person reads.
 """
 
 from __future__ import annotations
