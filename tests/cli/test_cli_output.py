@@ -121,7 +121,7 @@ def test_an_endpoint_not_back_in_time_is_exit_4_after_one_line(
     import socket
 
     from flower_cli._shared.exits import Exit
-    from flower_cli.cli.commands.reach import reach_endpoint
+    from flower_cli.cli.actions.reach import reach_endpoint
     from flower_resilience import Resilience
 
     with socket.socket() as sock:
@@ -140,7 +140,7 @@ def test_an_endpoint_not_back_in_time_is_exit_4_after_one_line(
 
 
 def _quiet_ticker(view: Renderer) -> Renderer:
-    view._tick = 3600.0  # the test drives the beats itself, with its own clock
+    view._heartbeat.tick = 3600.0  # the test drives the beats itself, with its own clock
     return view
 
 
@@ -157,15 +157,15 @@ def test_the_heartbeat_on_a_terminal_is_one_line_redrawn_in_place() -> None:
     view(_bash())
     screen.seek(0)
     screen.truncate()
-    view._beat(now + 1.0)
+    view._heartbeat.beat(now + 1.0)
     assert screen.getvalue() == "", "a short wait shows nothing"
-    view._beat(now + 2.5)
+    view._heartbeat.beat(now + 2.5)
     drawn = screen.getvalue()
     assert drawn.startswith("\r\x1b[K") and "\n" not in drawn, "in place: no newline"
     assert 'running Bash python3 -c "import time; time.sleep(3)" · 0:02' in drawn
-    view._beat(now + 3.0)
+    view._heartbeat.beat(now + 3.0)
     assert screen.getvalue() == drawn, "at most one redraw every couple of seconds"
-    view._beat(now + 4.6)
+    view._heartbeat.beat(now + 4.6)
     assert screen.getvalue().count("\r\x1b[K") == 2 and "· 0:04" in screen.getvalue()
     # a line written meanwhile erases the heartbeat first: it never mixes with a message
     screen.seek(0)
@@ -175,7 +175,7 @@ def test_the_heartbeat_on_a_terminal_is_one_line_redrawn_in_place() -> None:
     view(Event("tool_result", "ok", payload={"tool_use_id": "t1"}))
     screen.seek(0)
     screen.truncate()
-    view._beat(now + 9.0)
+    view._heartbeat.beat(now + 9.0)
     assert screen.getvalue() == "", "the tool is done: no heartbeat"
 
 
@@ -186,7 +186,7 @@ def test_the_heartbeat_is_shortened_in_the_middle_to_fit(monkeypatch: pytest.Mon
     screen = FakeTerminal()
     view = _quiet_ticker(Renderer(screen, color=False, live=True))
     view(_bash(command="cat " + LONG_PATH))
-    view._beat(time.monotonic() + 3)
+    view._heartbeat.beat(time.monotonic() + 3)
     drawn = screen.getvalue().split("\r\x1b[K")[-1]
     assert len(drawn) == 59 and "…" in drawn and drawn.startswith("  … running Bash cat /home")
 
@@ -201,10 +201,10 @@ def test_the_heartbeat_into_a_pipe_is_a_plain_line_a_minute(monkeypatch: pytest.
     view(_bash())
     log.seek(0)
     log.truncate()
-    view._beat(now + 30)
+    view._heartbeat.beat(now + 30)
     assert log.getvalue() == ""
-    view._beat(now + 61)
-    view._beat(now + 62)
+    view._heartbeat.beat(now + 61)
+    view._heartbeat.beat(now + 62)
     [line] = log.getvalue().splitlines()
     assert "running Bash" in line and " · 1:0" in line and "\r" not in log.getvalue()
 
@@ -219,7 +219,7 @@ def test_the_heartbeat_hides_while_a_question_waits_and_shows_retries() -> None:
     view(Event("ask", "Which database?", payload={"id": "q1", "state": "asked"}))
     screen.seek(0)
     screen.truncate()
-    view._beat(now + 5)
+    view._heartbeat.beat(now + 5)
     assert screen.getvalue() == "", "the person is typing an answer: nothing is redrawn over it"
     view(Event("ask", "Which database?", payload={"id": "q1", "state": "answered", "answer": "sqlite"}))
     view(Event("tool_result", "sqlite", payload={"tool_use_id": "ask1"}))
@@ -230,16 +230,16 @@ def test_the_heartbeat_hides_while_a_question_waits_and_shows_retries() -> None:
     view(Event("system", "api_retry", payload={**retry, "attempt": 1}))
     view(Event("system", "api_retry", payload={**retry, "attempt": 2}))
     assert screen.getvalue().count("Claude Code retries it, up to 10 times") == 1
-    view._beat(time.monotonic() + 3)
+    view._heartbeat.beat(time.monotonic() + 3)
     assert "request failed (HTTP 529), Claude Code retries: attempt 2 of 10" in screen.getvalue()
     view(Event("text", "here it is"))
     screen.seek(0)
     screen.truncate()
-    view._beat(time.monotonic() + 6)
+    view._heartbeat.beat(time.monotonic() + 6)
     assert screen.getvalue() == "", "an answer came through: the retry is over"
     # flower's own retry loop: a backoff, then the resume
     view(Event("retry", "retrying in 4 s", payload={"kind": "backoff", "attempt": 1, "wait_s": 4.0}))
-    view._beat(time.monotonic() + 3)
+    view._heartbeat.beat(time.monotonic() + 3)
     assert "attempt 1 failed; attempt 2 in 4 s" in screen.getvalue()
     view(Event("retry", "resuming", payload={"kind": "resumed", "attempt": 2}))
     assert view.heartbeat(time.monotonic() + 10) is None

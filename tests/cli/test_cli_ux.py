@@ -13,11 +13,11 @@ from claude_agent_sdk import ToolResultBlock, UserMessage
 
 from flower_cli import Event, normalize
 from flower_cli._shared.exits import Exit, ExitCode
-from flower_cli.cli._app import main
+from flower_cli.cli import main
 from flower_cli.cli._argv import misnamed_command, rewrite_argv
 from flower_cli.cli._versions import DISTRIBUTIONS, version_report
-from flower_cli.cli.commands.session_ids import match_session
-from flower_cli.view._render import Renderer
+from flower_cli.cli.actions.session_ids import match_session
+from flower_cli.view import Renderer
 
 # --- 1. a mistyped command is a usage error, not a paid `go` request ------------------------------------------
 

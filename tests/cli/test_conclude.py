@@ -14,9 +14,9 @@ from claude_agent_sdk import ToolResultBlock, UserMessage
 from flower_cli import Event, RunResult, StepResult, normalize
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
-from flower_cli.cli.commands.common import conclude
+from flower_cli.cli.actions.closing import conclude
 from flower_cli.runtime._harness_log import HarnessLog
-from flower_cli.view._render import JsonRenderer, Renderer
+from flower_cli.view import JsonRenderer, Renderer
 
 
 class _Manifest:

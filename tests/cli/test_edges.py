@@ -19,8 +19,8 @@ import pytest
 
 from flower_cli._shared.exits import ExitCode
 from flower_cli.cli import main
-from flower_cli.cli.commands.doctor import _show_run_dir
-from flower_cli.cli.commands.secret_input import read_secret_line
+from flower_cli.cli.actions.doctor import _show_run_dir
+from flower_cli.cli.actions.secret_input import read_secret_line
 from flower_cli.runtime import Handoff, Runtime
 from flower_cli.runtime._handoff import save
 from flower_cli.view import Renderer
@@ -59,7 +59,7 @@ _TERMINATED = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from flower_cli.cli.commands.common import rescued
+    from flower_cli.cli.actions.rescue import rescued
     from flower_cli.runtime import Runtime, StepResult
 
     ws = Path(sys.argv[1])
@@ -97,7 +97,7 @@ _TERMINATED_IN_LOOP = textwrap.dedent(
     import os, signal, sys, time
     from pathlib import Path
     import anyio
-    from flower_cli.cli.commands.common import rescued, run_rescued
+    from flower_cli.cli.actions.rescue import rescued, run_rescued
     from flower_cli.runtime import Runtime
 
     ws = Path(sys.argv[1])
@@ -148,7 +148,7 @@ async def _raises_as_is() -> None:
 def test_run_rescued_returns_the_value_and_raises_an_error_as_it_came(
     isolated_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower_cli.cli.commands.common import run_rescued
+    from flower_cli.cli.actions.rescue import run_rescued
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
     runtime = Runtime(workspace, workspace / "runs")

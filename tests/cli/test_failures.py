@@ -12,8 +12,8 @@ import typer
 from flower_cli._shared.exits import ExitCode
 from flower_cli.cli._app import app
 from flower_cli.cli._usage import explain, usage_error_type
-from flower_cli.cli.commands.common import exit_code_for
-from flower_cli.cli.commands.credentials import base_url_problem
+from flower_cli.cli.actions.credentials import base_url_problem
+from flower_cli.cli.actions.exit_codes import exit_code_for
 from flower_cli.runtime import StepResult, describe_os_error
 from flower_cli.runtime._failures import describe_store_error
 

@@ -14,10 +14,10 @@ import pytest
 from flower_cli import Brief, Event, Goal, HumanChannel, StepResult
 from flower_cli._shared.exits import Exit, ExitCode
 from flower_cli.cli._global_options import GlobalOptions
-from flower_cli.cli.commands.go import _check, _not_applying
+from flower_cli.cli.actions.go import _check, _not_applying
 from flower_cli.go import GoSettings, GoState, build_go_flow, go_workbench
 from flower_cli.go._driver import CtrlC, GoDriver, Line, split_input
-from flower_cli.view._render import Renderer
+from flower_cli.view import Renderer
 from flower_cli.workflow import RunResult
 
 BRIEF = "## Goal\nA greeter.\n## Acceptance criteria\n- hello.txt\n## Boundaries\n- no web\n## Unknowns and assumptions\n- English"

@@ -10,7 +10,7 @@ import pytest
 
 from flower_cli import AgentSpec, CompactPolicy, Event, Handoff, HandoffPolicy, Runtime, resolve_window
 from flower_cli.runtime._handoff import OVERFLOW_WHY, Decision, HandoffLoop, QuietRound, overflow_limit
-from flower_cli.view._render import Renderer
+from flower_cli.view import Renderer
 
 COMPLETE = "## Doing now\nCounting.\n\n## Next\nReport the count.\n\n## Scene\nwidgets.txt\n"
 

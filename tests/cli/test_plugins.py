@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flower_cli.cli import _plugins
-from flower_cli.cli._app import main
+from flower_cli.cli import _plugins, main
 
 
 def test_without_flower_fleet_flower_fleet_says_what_to_install(

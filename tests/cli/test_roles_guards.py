@@ -46,7 +46,7 @@ from flower_cli import (
 )
 from flower_cli.runtime import isolation_problem
 from flower_cli.runtime._isolation import is_isolated
-from flower_cli.view._render import Renderer
+from flower_cli.view import Renderer
 
 
 class TinyChannel:

@@ -8,7 +8,7 @@ import pytest
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 from flower_cli import PLUGIN_DIR, AgentSpec, CompactPolicy, Event, build_options, normalize
-from flower_cli.view._render import Renderer, sanitize
+from flower_cli.view import Renderer, sanitize
 
 
 def test_compact_policy_env_and_validation() -> None:

@@ -54,7 +54,13 @@ def _modules_after(*args: str) -> list[str]:
         ["--help"],
         ["once", "--help"],
         ["go", "--help"],
+        ["run", "--help"],
+        ["setup", "--help"],
+        ["doctor", "--help"],
+        ["analyze", "--help"],
         ["sessions", "--help"],
+        ["sessions", "show", "--help"],
+        ["sessions", "import", "--help"],
         ["--version"],
         ["version"],
         ["fleet", "--help"],  # a plugin's help: flower-fleet's typer app, not the Temporal SDK

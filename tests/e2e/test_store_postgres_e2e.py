@@ -111,7 +111,7 @@ def test_a_malformed_store_url_is_exit_2(claude_env: ScriptedServer, workspace: 
 
 def test_without_the_postgres_extra_the_cli_says_what_to_install(claude_env: ScriptedServer, workspace: Path) -> None:
     # The real CLI in a real process in which psycopg cannot be imported (as after `pip install flower-cli`).
-    script = "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None; from flower_cli.cli._app import main; sys.exit(main(sys.argv[1:]))"
+    script = "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None; from flower_cli.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", script, "--store", "postgresql://flower@127.0.0.1:5432/flower", "once", "hi"],
         cwd=workspace,

@@ -26,7 +26,7 @@ __all__ = ["convert_without_pydantic"]
 
 def _light_class() -> type | None:
     """The `RuntimeParam` subclass converting paths, strings and choices; None when typer is not as expected."""
-    try:
+    try:  # why: typer's private modules, as 0.29 has them; another typer converts as it always has
         from typer._click.exceptions import BadParameter
         from typer._click.utils import _escape_control_characters
         from typer._coercion import RuntimeParam, build_runtime_param, resolve_type_descriptor

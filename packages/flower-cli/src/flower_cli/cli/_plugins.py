@@ -9,8 +9,11 @@ at the top, like flower-cli's own commands.
 
 from __future__ import annotations
 
+import sys
 from importlib import metadata
 from typing import Any
+
+import typer
 
 __all__ = ["KNOWN_PLUGINS", "PLUGIN_GROUP", "install_plugins", "missing_plugin", "plugin_names"]
 
@@ -39,8 +42,6 @@ def missing_plugin(command: str) -> str | None:
 
 def install_plugins(app: Any, only: str | None = None) -> None:
     """Add the installed plugins' typer apps to ``app`` (``only``: just that command's). Idempotent."""
-    import typer
-
     have = {group.name for group in app.registered_groups}
     for name, ep in _entry_points().items():
         if name in have or (only is not None and name != only):
@@ -48,8 +49,6 @@ def install_plugins(app: Any, only: str | None = None) -> None:
         try:
             sub = ep.load()
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break every other command
-            import sys
-
             sys.stderr.write(f"flower: the `{name}` command of {ep.value} could not be loaded ({exc})\n")
             continue
         if isinstance(sub, typer.Typer):

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .._shared.files import atomic_write_text
+
 __all__ = [
     "DEFAULT_INDEX_URL",
     "INTERVAL_S",
@@ -128,7 +130,7 @@ class _State:
 
 
 def _fetch_latest(url: str, timeout: float, current: str) -> str | None:
-    import urllib.request
+    import urllib.request  # why: ~18 ms (http.client, ssl) that only a due check, in its own thread, needs
 
     request = urllib.request.Request(
         url, headers={"Accept": "application/json", "User-Agent": f"{DISTRIBUTION}/{current} update-check"}
@@ -204,8 +206,6 @@ class UpdateCheck:
             self._write(state)
 
     def _write(self, state: _State) -> None:
-        from .._shared.files import atomic_write_text
-
         try:
             atomic_write_text(self.path, json.dumps(asdict(state)) + "\n")
         except OSError:

@@ -13,9 +13,11 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+import typer
+
 from .._shared.version import __version__
 
-__all__ = ["DISTRIBUTIONS", "claude_code_version", "version_report"]
+__all__ = ["DISTRIBUTIONS", "claude_code_version", "print_version", "version_report"]
 
 DISTRIBUTIONS = ("flower-cli", "flower-env", "flower-stores", "flower-resilience", "flower-workbench")
 _OPTIONAL = ("flower-fleet",)  # listed when installed
@@ -75,3 +77,10 @@ def version_report() -> str:
     rows.append(("Claude Code", f"{code or 'unknown'} ({source})"))
     width = max(len(name) for name, _ in rows)
     return "\n".join([f"flower {__version__}", *(f"  {name:<{width}}  {value}" for name, value in rows)]) + "\n"
+
+
+def print_version(value: bool) -> None:
+    """``-V`` / ``--version`` (an eager option's callback) and ``flower version``: the report, then exit 0."""
+    if value:
+        typer.echo(version_report(), nl=False)
+        raise typer.Exit()

@@ -26,7 +26,7 @@ def check_workspace(workspace: Path) -> None:
         return
     blocker = _file_in_the_way(workspace)
     if blocker is not None:
-        from ..runtime import describe_os_error
+        from ..runtime import describe_os_error  # why: the runtime room stays off the path of every --help
 
         problem = OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(workspace))
         raise Exit(ExitCode.CONFIG, describe_os_error(problem, "the workspace", elsewhere="point -w elsewhere"))

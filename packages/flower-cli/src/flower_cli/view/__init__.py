@@ -20,13 +20,13 @@ __all__ = [
 ]
 
 _HOMES = {
-    "JsonRenderer": "_render",
+    "JsonRenderer": "_json",
     "Renderer": "_render",
     "STDOUT": "_output",
-    "sanitize": "_render",
-    "shorten_middle": "_render",
-    "terminal_width": "_render",
-    "use_color": "_render",
+    "sanitize": "_text",
+    "shorten_middle": "_text",
+    "terminal_width": "_terminal",
+    "use_color": "_terminal",
 }
 
 _load, _names = lazy_exports(__name__, _HOMES)
@@ -41,5 +41,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._json import JsonRenderer
     from ._output import STDOUT
-    from ._render import JsonRenderer, Renderer, sanitize, shorten_middle, terminal_width, use_color
+    from ._render import Renderer
+    from ._terminal import terminal_width, use_color
+    from ._text import sanitize, shorten_middle

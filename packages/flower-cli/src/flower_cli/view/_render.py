@@ -1,133 +1,30 @@
 """The terminal view of a run: progress on stderr, safe for any terminal, one stateful renderer per run.
 
-Model text is untrusted: every escape sequence and control byte in it is removed before it is printed (only
-the renderer's own colours reach the terminal). The status line keeps elapsed time, the main thread's context
-and the cumulative cost across the whole run — one renderer lives for the whole command (a renderer per event
-would show $0.00 and 0:00 on every line).
+The status line keeps elapsed time, the main thread's context and the cumulative cost across the whole run —
+one renderer lives for the whole command (a renderer per event would show $0.00 and 0:00 on every line).
 
-Nothing a person must read is cut. On a terminal every line folds at its width onto indented continuation
-lines, and a word longer than the width (a path, a URL) is kept whole on a line of its own, never broken or
-clipped; into a pipe or a file each message stays one whole line (for grep and logs) unless ``COLUMNS`` asks
-for a width.
-Colour follows ``--color`` (`use_color`): ``auto`` means a terminal, unless ``NO_COLOR`` is set (or
-``FORCE_COLOR`` asks for it without one).
-
-The heartbeat: while something is waited for — a tool running (a worker is a tool call too), a request the
-harness retries, a network that is down — one line says what and for how long. On a terminal it is redrawn
-in place every couple of seconds (the only line ever shortened, in its middle) and erased before anything
-else is written; it hides while a question waits for the person. Into a pipe it is a plain line, once a wait
-passes a minute and once a minute after that, so a CI log shows the run is alive without filling up.
+Its jobs live apart: ``_text.py`` makes text safe to print, ``_terminal.py`` knows the stream (a terminal?
+how wide? colour?), ``_screen.py`` writes and folds the lines, ``_heartbeat.py`` says what is being waited
+for, ``_json.py`` is the ``--json`` view. Here each event becomes the lines a person reads.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import shutil
 import sys
-import textwrap
-import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..runtime import Event
+from ._heartbeat import Heartbeat
+from ._json import is_refusal
+from ._screen import Screen
+from ._terminal import is_terminal, use_color
+from ._text import clock, sanitize, tokens
 
-__all__ = [
-    "COLOR_MODES",
-    "JsonRenderer",
-    "Renderer",
-    "is_refusal",
-    "sanitize",
-    "shorten_middle",
-    "terminal_width",
-    "use_color",
-]
+if TYPE_CHECKING:
+    from ..runtime import Event
 
-# CSI/OSC/other ESC sequences, then any remaining C0/C1 control character except newline and tab.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-COLOR_MODES = ("auto", "always", "never")
-_MIN_WIDTH, _MAX_WIDTH = 40, 110  # past 110 columns prose gets hard to read; below 40 nothing fits
-
-
-def is_refusal(event: Event) -> bool:
-    """Whether ``event`` is a tool call the harness refused (the event stream marks it ``denied``): the one
-    test both renderers count by, so the terminal and ``--json`` agree on the number."""
-    return event.kind == "tool_result" and isinstance(event.payload.get("denied"), dict)
-
-
-def sanitize(text: str) -> str:
-    """Text safe to print: no escape sequences, no control bytes, tabs as spaces."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text)).replace("\t", "    ")
-
-
-def use_color(stream: TextIO, mode: str = "auto") -> bool:
-    """Colour on ``stream``? ``always``/``never`` decide; ``auto``: not with ``NO_COLOR`` (any non-empty value,
-    it wins), yes with ``FORCE_COLOR`` (any non-empty value, even into a pipe), else only on a terminal."""
-    if mode == "always":
-        return True
-    if mode == "never":
-        return False
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return _is_terminal(stream)
-
-
-def _columns_asked() -> int | None:
-    columns = os.environ.get("COLUMNS", "").strip()
-    return int(columns) if columns.isdigit() and int(columns) > 0 else None
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):  # a closed or fake stream
-        return False
-
-
-def terminal_width(stream: TextIO) -> int:
-    """The columns ``stream`` has: ``COLUMNS`` when set, else its terminal's, else stdout's, else 100."""
-    asked = _columns_asked()
-    if asked is not None:
-        return asked
-    try:
-        if stream.isatty():
-            columns = os.get_terminal_size(stream.fileno()).columns
-            if columns > 0:  # a terminal that does not know its size says 0
-                return columns
-    except (AttributeError, ValueError, OSError):
-        pass
-    return shutil.get_terminal_size((100, 24)).columns or 100
-
-
-def shorten_middle(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, the middle replaced by "…" (both ends of a path stay).
-
-    Only for lines redrawn in place (the heartbeat): a message is never shortened.
-    """
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return text[:width]
-    head = (width - 1) // 2
-    tail = width - 1 - head
-    return text[:head] + "…" + (text[-tail:] if tail else "")
-
-
-def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}K" if n >= 1000 else str(n)
+__all__ = ["Renderer"]
 
 
 class Renderer:
@@ -138,7 +35,6 @@ class Renderer:
     heartbeat_after = 2.0
     heartbeat_every = 2.0
     plain_every = 60.0
-    _tick = 0.25
 
     def __init__(
         self,
@@ -152,203 +48,87 @@ class Renderer:
         """``color``: None decides by `use_color` (``auto``: a terminal, ``NO_COLOR``, ``FORCE_COLOR``).
         ``live``: redraw the heartbeat in place (default: when ``stream`` is a terminal). ``allow_hint``: how
         the person lets a refused tool run (`once`: "add it with -t …"); None: no such knob."""
-        self.stream = stream or sys.stderr
+        stream = stream or sys.stderr
         self.verbose = verbose
         self.allow_hint = allow_hint
         self.refused = 0  # tool calls refused in this run, said again in the closing line
-        self.color = use_color(self.stream) if color is None else color
         self.started = time.monotonic()
         self.cost = 0.0
         self.context = 0
-        self.width = max(_MIN_WIDTH, min(terminal_width(self.stream), _MAX_WIDTH))
-        # Fold long lines on a terminal (or at an asked-for COLUMNS); a pipe keeps each message one line.
-        self.fold = _is_terminal(self.stream) or _columns_asked() is not None
+        self._screen = Screen(stream, color=use_color(stream) if color is None else color)
         self._shown_worker: str | None = None  # the worker whose heading the last worker line sits under
         self._running = 0.0  # what the step in progress has cost so far (the harness's running total)
         self._asked: set[str] = set()  # ids of the questions already shown
         self._tools: dict[str, str] = {}  # tool_use id -> tool name, to name a refused call
-        self.live = _is_terminal(self.stream) if live is None else live
-        self._lock = threading.RLock()  # the ticker thread writes too
-        self._waits: dict[str, tuple[str, float]] = {}  # what is being waited for: key -> (label, since)
-        self._questions: set[str] = set()  # questions waiting for the person: the heartbeat hides meanwhile
-        self._beat_shown = False  # a heartbeat line is on the terminal, without its newline
-        self._beat_drawn = 0.0
-        self._plain_said = 0.0
-        self._ticker: threading.Thread | None = None
-        self._stopped = threading.Event()
+        self._heartbeat = Heartbeat(
+            self._screen,
+            self.status,
+            live=is_terminal(stream) if live is None else live,
+            after=self.heartbeat_after,
+            every=self.heartbeat_every,
+            plain_every=self.plain_every,
+        )
 
-    # --- output -----------------------------------------------------------------------------------
+    # --- the screen and the heartbeat, as the renderer's own ------------------------------------------
 
-    def _paint(self, text: str, style: str) -> str:
-        codes = {"dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "bold": "1"}
-        return f"\x1b[{codes[style]}m{text}\x1b[0m" if self.color and style in codes else text
+    @property
+    def stream(self) -> TextIO:
+        return self._screen.stream
+
+    @property
+    def color(self) -> bool:
+        return self._screen.color
+
+    @property
+    def width(self) -> int:
+        """The columns lines fold at (between 40 and 110)."""
+        return self._screen.width
+
+    @width.setter
+    def width(self, columns: int) -> None:
+        self._screen.width = columns
+
+    @property
+    def fold(self) -> bool:
+        """Whether long lines fold (a terminal, or an asked-for ``COLUMNS``); a pipe keeps each message whole."""
+        return self._screen.fold
+
+    @fold.setter
+    def fold(self, on: bool) -> None:
+        self._screen.fold = on
+
+    @property
+    def live(self) -> bool:
+        """Whether the heartbeat is redrawn in place (a terminal) rather than said as a plain line."""
+        return self._heartbeat.live
 
     def line(self, text: str, style: str = "", *, wrap: bool = True) -> None:
         """Write ``text``, each of its lines folded (when ``fold``) at the width onto indented continuation
         lines: nothing is cut, and a word longer than the width (a path) stays whole on a line of its own.
         ``wrap=False`` writes the lines as they are (text already laid out)."""
-        out: list[str] = []
-        for raw in sanitize(text).splitlines() or [""]:
-            out.extend(self._fit(raw) if wrap else [raw])
-        with self._lock:
-            self._erase_beat()
-            for fitted in out:
-                self.stream.write(self._paint(fitted, style) + "\n" if style else fitted + "\n")
-            self.stream.flush()
-
-    def _fit(self, raw: str) -> list[str]:
-        if not self.fold or len(raw) <= self.width:
-            return [raw]
-        body = raw.lstrip(" ")
-        indent = " " * (len(raw) - len(body))
-        # Continuation lines sit under the text, past a one-character marker such as "!" or "~".
-        marker = len(body) > 1 and not body[0].isalnum() and body[1] == " "
-        return textwrap.wrap(
-            body,
-            self.width,
-            initial_indent=indent,
-            subsequent_indent=indent + ("  " if marker else ""),
-            break_long_words=False,
-            break_on_hyphens=False,
-        ) or [raw]
-
-    # --- the heartbeat ------------------------------------------------------------------------------
+        self._screen.line(text, style, wrap=wrap)
 
     def begin_wait(self, key: str, label: str) -> None:
         """Something is being waited for (``key`` names it, ``label`` says it): the heartbeat shows it."""
-        with self._lock:
-            since = self._waits[key][1] if key in self._waits else time.monotonic()
-            self._waits[key] = (sanitize(" ".join(label.split())), since)
-            if self._ticker is None:
-                self._ticker = threading.Thread(target=self._beat_loop, name="flower-heartbeat", daemon=True)
-                self._ticker.start()
+        self._heartbeat.begin(key, label)
 
     def end_wait(self, key: str) -> None:
-        with self._lock:
-            self._waits.pop(key, None)
-            if not self._waits:
-                self._erase_beat()
-
-    def _end_waits(self, prefix: str = "") -> None:
-        with self._lock:
-            for key in [k for k in self._waits if k.startswith(prefix)]:
-                del self._waits[key]
-            if not self._waits:
-                self._erase_beat()
+        self._heartbeat.end(key)
 
     def heartbeat(self, now: float | None = None) -> str | None:
         """The heartbeat's text now (None: nothing waited for long enough, or a question is open)."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            if not self._waits or self._questions:
-                return None
-            label, since = min(self._waits.values(), key=lambda wait: wait[1])  # the longest wait
-            more = len(self._waits) - 1
-        if now - since < self.heartbeat_after:
-            return None
-        parts = [f"{label} · {_clock(now - since)}"]
-        if more:
-            parts.append(f"+{more} more")
-        parts.append(self.status().strip(" -"))
-        return "  … " + " · ".join(parts)
-
-    def _erase_beat(self) -> None:
-        if self._beat_shown:
-            self.stream.write("\r\x1b[K")
-            self._beat_shown = False
-
-    def _beat_loop(self) -> None:
-        while not self._stopped.wait(self._tick):
-            try:
-                self._beat()
-            except (OSError, ValueError):  # the terminal went away: the heartbeat stops, the run does not
-                return
-
-    def _beat(self, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            text = self.heartbeat(now)
-            if text is None:
-                if self._beat_shown:
-                    self._erase_beat()
-                    self.stream.flush()
-                return
-            if self.live:
-                if self._beat_shown and now - self._beat_drawn < self.heartbeat_every:
-                    return
-                # One column short of the terminal: a line that fills it would wrap, and \r could not erase it.
-                room = max(20, min(self.width, terminal_width(self.stream)) - 1)
-                self.stream.write("\r\x1b[K" + self._paint(shorten_middle(text, room), "dim"))
-                self._beat_shown, self._beat_drawn = True, now
-            else:
-                since = min(since for _, since in self._waits.values())
-                if now - since < self.plain_every or now - self._plain_said < self.plain_every:
-                    return
-                self.stream.write(text + "\n")
-                self._plain_said = now
-            self.stream.flush()
+        return self._heartbeat.text(now)
 
     def stop(self) -> None:
         """End the heartbeat (the run is over): its line is erased, its thread ends."""
-        self._stopped.set()
-        with self._lock:
-            self._waits.clear()
-            self._erase_beat()
-            self.stream.flush()
-
-    def _track(self, event: Event) -> None:
-        """What the heartbeat waits on: tools between their call and their result, retries, open questions."""
-        p = event.payload
-        kind = event.kind
-        if kind == "tool_call" and isinstance(p.get("id"), str):
-            if event.tool in ("Agent", "Task"):
-                inp = p.get("input") or {}
-                what = " ".join(str(inp.get("description") or inp.get("prompt") or "").split())
-                label = f"worker {what}" if what else "a worker"
-            else:
-                label = f"running {event.tool}" + (f" {event.text}" if event.text else "")
-            self.begin_wait(f"tool:{p['id']}", label)
-        elif kind == "tool_result" and isinstance(p.get("tool_use_id"), str):
-            self.end_wait(f"tool:{p['tool_use_id']}")
-        elif kind == "retry":
-            self._track_retry(event)
-        elif kind == "system" and p.get("subtype") == "api_retry":
-            attempt, most = p.get("attempt"), p.get("max_retries")
-            why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
-            self.begin_wait(
-                "harness-retry", f"request failed ({why}), Claude Code retries: attempt {attempt} of {most}"
-            )
-        elif kind in ("text", "thinking", "turn") and not event.subagent:
-            self.end_wait("harness-retry")  # an answer came through
-        elif kind == "result":
-            self._end_waits()
-        elif kind == "ask":
-            qid, state = str(p.get("id") or ""), str(p.get("state") or "")
-            with self._lock:
-                if state == "asked":
-                    self._questions.add(qid)
-                    self._erase_beat()
-                else:
-                    self._questions.discard(qid)
-
-    def _track_retry(self, event: Event) -> None:
-        p = event.payload
-        stage, attempt = p.get("kind"), p.get("attempt")
-        if stage == "offline":
-            self.begin_wait("retry", f"attempt {attempt} lost the endpoint; waiting for it to answer")
-        elif stage == "backoff":
-            wait = p.get("wait_s")
-            after = f" in {wait:.0f} s" if isinstance(wait, (int, float)) else ""
-            self.begin_wait("retry", f"attempt {attempt} failed; attempt {(attempt or 0) + 1}{after}")
-        elif stage in ("online", "resumed", "restarted", "gave_up"):
-            self.end_wait("retry")
+        self._heartbeat.stop()
 
     def status(self) -> str:
         parts = []
         if self.context:
-            parts.append(f"context {_tokens(self.context)}")
+            parts.append(f"context {tokens(self.context)}")
         parts.append(f"cost ${self.cost + self._running:.2f}")
-        parts.append(_clock(time.monotonic() - self.started))
+        parts.append(clock(time.monotonic() - self.started))
         return "  - " + " · ".join(parts)
 
     # --- events -----------------------------------------------------------------------------------
@@ -362,7 +142,7 @@ class Renderer:
         self.render(event)
 
     def render(self, event: Event) -> None:
-        self._track(event)
+        self._heartbeat.track(event)
         p = event.payload
         if not event.subagent and isinstance(p.get("context"), int) and p["context"]:
             self.context = p["context"]
@@ -410,7 +190,7 @@ class Renderer:
             cost = float(p.get("cost_usd") or 0.0)
             self.cost += cost
             self._running = 0.0
-            elapsed = _clock(time.monotonic() - self.started)
+            elapsed = clock(time.monotonic() - self.started)
             if p.get("is_error"):
                 self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
             else:
@@ -595,23 +375,5 @@ class Renderer:
             parts.append(f"{refused} tool call{'s' if refused != 1 else ''} refused")
         # Not clipped to the width: a session id or a path cut short is no use to copy.
         text = sanitize(" · ".join(parts))
-        self.stream.write("\n" + self._paint(text, "yellow" if refused else "dim") + "\n")
-        self.stream.flush()
-
-
-class JsonRenderer:
-    """``--json``: one JSON object per event per line, for programs. It counts the refused tool calls as the
-    terminal `Renderer` does (`is_refusal`), for the closing line and the ``done`` event."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stdout
-        self.refused = 0
-
-    def __call__(self, event: Event) -> None:
-        if is_refusal(event):
-            self.refused += 1
-        self.emit(event.to_json())
-
-    def emit(self, obj: dict[str, Any]) -> None:
-        self.stream.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self.stream.write("\n" + self._screen.paint(text, "yellow" if refused else "dim") + "\n")
         self.stream.flush()

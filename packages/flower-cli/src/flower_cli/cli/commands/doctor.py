@@ -1,158 +1,25 @@
-"""``flower doctor``: every setting and where it came from, the endpoint, the credential, the store.
-
-``--json`` prints the same findings as one document on stdout (``{"kind": "doctor", ...}``) and nothing on
-stderr but the closing error line when something is wrong.
-"""
+"""``flower doctor``: every setting and where it came from, the endpoint, the credential, the store."""
 
 from __future__ import annotations
 
-import io
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Annotated
 
-import flower_env
-import flower_resilience
+import typer
 
-from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, resolve_window
-from ...view import Renderer
-from .common import write_stdout
-from .store import check_store
+from .._help import FlowerCommand, epilog
+from .._root_app import app
 
-if TYPE_CHECKING:
-    from .._global_options import GlobalOptions
-
-__all__ = ["run_doctor"]
+__all__ = ["doctor"]
 
 
-def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
+@app.command(cls=FlowerCommand, epilog=epilog("flower doctor --no-probe   # everything but the paid credential probe"))
+def doctor(
+    ctx: typer.Context,
+    no_probe: Annotated[
+        bool, typer.Option("--no-probe", help="Skip the live credential probe (one tiny paid request).")
+    ] = False,
+) -> None:
+    """Check settings (and where each came from), the endpoint, the credential and the store."""
+    from ..actions.doctor import run_doctor  # why: it loads the sibling libraries; `--help` must not
 
-    # With --json the findings go into the document; the human lines are written nowhere.
-    view: Renderer = Renderer(io.StringIO(), color=False) if opts.json else opts.renderer()
-    problems: list[tuple[ExitCode, str]] = []
-    report: dict[str, Any] = {"kind": "doctor"}
-    flower_env.load_dotenv()
-
-    view.line("settings", "bold")
-    report["settings"] = [
-        {"key": s.key, "value": s.display, "source": s.source} for s in flower_env.settings()
-    ]  # secrets masked
-    for setting in flower_env.settings():
-        view.line(f"  {setting.key} = {setting.display}  ({setting.source})")
-    report["notes"] = flower_env.load_notes()
-    for note in report["notes"]:
-        view.line(f"  ! {note}", "yellow")
-    missing = flower_env.check_credentials()
-    report["credential_missing"] = missing
-    if missing:
-        problems.append((ExitCode.CONFIG, "no usable credential: run `flower setup`"))
-        view.line("  x " + missing.splitlines()[0], "red")
-
-    view.line("endpoint", "bold")
-    host, port = flower_resilience.endpoint()
-    why = flower_resilience.unreachable_reason(host, port, 5.0)
-    up = why is None
-    report["endpoint"] = {"host": host, "port": port, "reachable": up, "error": why}
-    if up:
-        view.line(f"  + {host}:{port} reachable (DNS + TCP, no request sent)", "green")
-    else:
-        problems.append((ExitCode.OFFLINE, f"{host}:{port} is not reachable ({why})"))
-        view.line(f"  x {host}:{port} not reachable ({why}): check the network or ANTHROPIC_BASE_URL", "red")
-
-    view.line("credential", "bold")
-    credential: dict[str, Any] = {"probed": False}
-    if missing:
-        credential["skipped"] = "no credential"
-        view.line("  - skipped: no credential", "dim")
-    elif not probe or os.environ.get("FLOWER_NO_PROBE"):
-        credential["skipped"] = "--no-probe / FLOWER_NO_PROBE"
-        view.line("  - live probe skipped (--no-probe / FLOWER_NO_PROBE)", "dim")
-    elif not up:
-        credential["skipped"] = "endpoint unreachable"
-        view.line("  - skipped: endpoint unreachable", "dim")
-    else:
-        verdict = flower_env.probe_credentials()
-        credential.update(probed=True, verdict=verdict.verdict, detail=verdict.detail)
-        if verdict.verdict == "ok":
-            flower_env.remember_probe()
-            view.line("  + accepted" + (f" ({verdict.detail})" if verdict.detail else ""), "green")
-        else:
-            code = ExitCode.OFFLINE if verdict.verdict == "net" else ExitCode.CONFIG
-            problems.append((code, f"credential check: {verdict.verdict}"))
-            view.line(f"  x {verdict.verdict}: {verdict.detail}", "red")
-    report["credential"] = credential
-
-    view.line("context window", "bold")
-    report["window"] = _show_window(view, problems)
-
-    view.line("store", "bold")
-
-    report["store"] = {}
-    store_problem = check_store(opts, view, report["store"])
-    if store_problem:
-        problems.append(store_problem)
-
-    report["run_dir"] = _show_run_dir(view, opts.run_dir)
-
-    report["ok"] = not problems
-    report["problems"] = [{"exit": int(code), "message": text} for code, text in problems]
-    if opts.json:
-        import json
-
-        write_stdout(json.dumps(report, ensure_ascii=False) + "\n")
-    if problems:
-        worst = next(
-            c for c in (ExitCode.CONFIG, ExitCode.OFFLINE, ExitCode.NOT_DONE) if any(p[0] == c for p in problems)
-        )
-        raise Exit(worst, "doctor found problems: " + "; ".join(p[1] for p in problems))
-    view.line("all good", "green")
-
-
-def _show_run_dir(view: Renderer, run_dir: Path) -> dict[str, Any]:
-    """The run dir's permissions: a warning (not a problem: nothing fails) when others may read it.
-
-    flower creates it 0700, because its transcripts hold every tool output the agent saw; one made by an
-    older flower (or by hand) is never chmod-ed behind the user's back, only reported with the command.
-    """
-    import shlex
-    import stat
-
-    view.line("run dir", "bold")
-    found: dict[str, Any] = {"path": str(run_dir)}
-    try:
-        mode = stat.S_IMODE(run_dir.stat().st_mode)
-    except OSError:
-        found["exists"] = False
-        view.line(f"  - {run_dir} does not exist yet (the first run creates it, mode 0700)", "dim")
-        return found
-    found.update(exists=True, mode=f"{mode:04o}", private=not mode & 0o077)
-    if mode & 0o077:
-        fix = f"chmod 700 {shlex.quote(str(run_dir))}"
-        found["fix"] = fix
-        view.line(
-            f"  ! {run_dir} is mode {mode:04o}: others on this machine can read its transcripts; run `{fix}`",
-            "yellow",
-        )
-    else:
-        view.line(f"  + {run_dir} is private (mode {mode:04o})", "green")
-    return found
-
-
-def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:
-    """The window handoffs are planned against, where it came from, and when a session hands off."""
-
-    window = resolve_window(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
-    policy = HandoffPolicy(window=window.tokens)
-    view.line(
-        f"  {window.tokens:,} tokens ({window.source}); a session hands off at {policy.at:,}, warned from {policy.warn_at:,}"
-    )
-    if window.note:
-        view.line(f"  ! {window.note}", "yellow")
-    return {
-        "tokens": window.tokens,
-        "source": window.source,
-        "handoff_at": policy.at,
-        "warn_at": policy.warn_at,
-        "note": window.note or None,
-    }
+    run_doctor(ctx.obj, probe=not no_probe)

@@ -1,72 +1,89 @@
-"""``flower once PROMPT``: one agent, one step; the answer on stdout, progress on stderr."""
+"""``flower once [PROMPT]``: one agent, one step; the answer on stdout, progress on stderr."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import Annotated
 
-from ..._shared.exits import Exit, ExitCode
-from ...runtime import AgentSpec
-from .common import (
-    exit_code_for,
-    finish,
-    handoff_policy,
-    make_view,
-    open_runtime,
-    rescued,
-    run_rescued,
+import typer
+
+from .._help import FlowerCommand, epilog
+from .._options import NoHandoffOption, WindowOption
+from .._root_app import app
+
+__all__ = ["PermissionMode", "once"]
+
+
+class PermissionMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
+    default = "default"
+    acceptEdits = "acceptEdits"  # noqa: N815 - the SDK's spelling
+    plan = "plan"
+    dontAsk = "dontAsk"  # noqa: N815 - the SDK's spelling
+    bypassPermissions = "bypassPermissions"  # noqa: N815 - the SDK's spelling
+
+
+@app.command(
+    cls=FlowerCommand,
+    epilog=epilog('flower once -t Bash,Read "run the tests and tell me what fails"'),
 )
-from .credentials import ensure_credentials
-from .session_ids import resolve_session
-from .stdin_prompt import prompt_from
-from .store import store_label
-
-if TYPE_CHECKING:
-    from .._global_options import GlobalOptions
-
-__all__ = ["run_once"]
-
-
-def run_once(
-    opts: GlobalOptions,
-    prompt: str | None,
-    *,
-    instructions: str,
-    tools: str,
-    permission_mode: str,
-    budget: float | None,
-    resume: str | None,
-    fork: bool,
-    window: str | None = None,
-    no_handoff: bool = False,
+def once(
+    ctx: typer.Context,
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="The prompt for a single agent; - reads it from stdin, and so does a pipe when it is left out.",
+            metavar="PROMPT",
+            show_default=False,
+        ),
+    ] = None,
+    instructions: Annotated[
+        str,
+        typer.Option("-i", "--instructions", metavar="TEXT", help="Role instructions appended to Claude Code's own."),
+    ] = "",
+    tools: Annotated[
+        str,
+        typer.Option(
+            "-t", "--tools", metavar="TOOLS", help="Comma-separated tools that run without asking (e.g. Bash,Read)."
+        ),
+    ] = "Read,Glob,Grep",
+    permission_mode: Annotated[
+        PermissionMode,
+        typer.Option(
+            "-p",
+            "--permission-mode",
+            metavar="MODE",
+            help="The SDK permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.",
+        ),
+    ] = PermissionMode.default,
+    budget: Annotated[
+        float | None, typer.Option("-b", "--budget", metavar="USD", help="Hard cost cap in USD for this query.")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="SESSION_ID",
+            help="Continue this session (an id from `flower sessions`, or any unique prefix of one).",
+        ),
+    ] = None,
+    fork: Annotated[
+        bool, typer.Option("--fork", help="With --resume: branch off the session, leaving it untouched.")
+    ] = False,
+    window: WindowOption = None,
+    no_handoff: NoHandoffOption = False,
 ) -> None:
-    if fork and not resume:
-        raise Exit(ExitCode.USAGE, "--fork branches off an existing session; give it one with --resume SESSION_ID.")
-    if budget is not None and budget <= 0:
-        raise Exit(ExitCode.USAGE, f"--budget must be a positive amount in USD, got {budget}.")
-    prompt, _ = prompt_from(prompt, command="flower once", example='flower once "summarise README.md"')
-    if not prompt.strip():
-        raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
-    handoff = handoff_policy(window, no_handoff)
-    allowed = [t.strip() for t in tools.split(",") if t.strip()]
+    """Run one agent once; the answer goes to stdout."""
+    from ..actions.once import run_once  # why: it loads the Runtime and the SDK; `--help` must not
 
-    def allow_hint(tool: str) -> str:
-        return f"add it with -t {','.join([*allowed, tool])}"
-
-    view, sink = make_view(opts, allow_hint=allow_hint)
-    ensure_credentials(view, verbose=opts.verbose, reach=True, sink=sink if opts.json else None)
-
-    spec = AgentSpec(
-        "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
+    run_once(
+        ctx.obj,
+        prompt,
+        instructions=instructions,
+        tools=tools,
+        permission_mode=permission_mode.value,
+        budget=budget,
+        resume=resume,
+        fork=fork,
+        window=window,
+        no_handoff=no_handoff,
     )
-    runtime = open_runtime(opts, handoff=handoff)
-    with rescued(runtime, recorded="the step is", again='flower once --resume {session} "…"'):
-        if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
-            where = f"for workspace {runtime.workspace} in {store_label(opts)}"
-            resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)
-        result = run_rescued(
-            runtime, lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
-        )
-        finish(opts, view, sink, runtime, result)
-        code = exit_code_for(result)
-        if code != ExitCode.DONE:
-            raise Exit(code, f"the step did not finish: {result.error or 'no result'}")

@@ -7,12 +7,15 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import flower_env
 
 from ..._shared.exits import Exit, ExitCode
+from ...runtime import explain
 from ...view import Renderer
 from .reach import reach_endpoint
+from .secret_input import read_secret_line
 
 __all__ = ["base_url_problem", "ensure_credentials", "interactive", "interactive_setup", "save", "show_settings"]
 
@@ -23,8 +26,6 @@ def interactive() -> bool:
 
 def base_url_problem(url: str) -> str | None:
     """What is wrong with a gateway address (``None``: it is an http(s) URL with a host and a valid port)."""
-    from urllib.parse import urlsplit
-
     shown = repr(url if len(url) <= 80 else url[:77] + "...")
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url.strip()):
@@ -42,8 +43,6 @@ def _ask(view: Renderer, question: str, hint: str, *, secret: bool = False) -> s
     sys.stderr.write("   > ")
     sys.stderr.flush()
     if secret:
-        from .secret_input import read_secret_line
-
         return read_secret_line().strip()
     line = sys.stdin.readline()
     if not line:
@@ -57,8 +56,6 @@ def save(view: Renderer, token: str, base_url: str | None, model: str | None) ->
         path = flower_env.write_user_env(flower_env.setup_values(token, base_url=base_url or None, model=model or None))
     except (flower_env.EnvFileError, OSError) as exc:
         # flower_env writes atomically: on failure the old .env is untouched, and the message says which file.
-        from ...runtime import explain
-
         known = explain(exc, elsewhere="set XDG_CONFIG_HOME to another folder")
         raise (exc if known is None else Exit(*known)) from exc
     flower_env.load_dotenv(path, override=True)

@@ -11,7 +11,10 @@ the Runtime's own offline limit (exit 4 when it is not back) instead of sending 
 from __future__ import annotations
 
 import os
+import urllib.request
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 import flower_env
 import flower_resilience
@@ -31,8 +34,6 @@ FIRST_LOOK_S = 3.0  # the first look's own limit: with the start-up before it, t
 
 def _behind_a_proxy(host: str) -> bool:
     """A proxy from the environment would carry Claude Code's requests: a direct TCP look proves nothing."""
-    import urllib.request
-
     proxies = urllib.request.getproxies()
     if not (proxies.get("https") or proxies.get("http") or proxies.get("all")):
         return False
@@ -46,8 +47,6 @@ def reach_endpoint(view: Renderer, *, policy: Resilience | None = None, sink: An
     Runtime uses). ``sink`` (``--json``): the line also goes to stdout as a ``notice`` event
     (``payload.offline``). Raises `Exit` (4) when the endpoint is not back within ``max_offline_wait``.
     """
-    import anyio
-
     try:
         host, port = flower_resilience.endpoint()
     except ValueError:

@@ -1,7 +1,7 @@
 """The session store a command uses: ``--store URL`` / ``FLOWER_STORE_URL``, else ``<run dir>/sessions.db``.
 
 Exit codes for store trouble: a malformed URL is a usage mistake (2: fix the string you typed, like any bad
-flag value); a well-formed URL that does not work — the server refuses, the password is wrong, the database
+flag value; the global option checks that before anything runs, ``_global_options.py``); a well-formed URL that does not work — the server refuses, the password is wrong, the database
 is missing, the ``postgres`` extra is not installed — is configuration (3: fix the environment, as with a
 missing credential). Both are one line that says what to do.
 """
@@ -21,16 +21,7 @@ if TYPE_CHECKING:
     from ...view import Renderer
     from .._global_options import GlobalOptions
 
-__all__ = ["check_store", "check_store_url", "explained", "open_store", "sqlite_path", "store_label"]
-
-
-def check_store_url(url: str) -> None:
-    """Exit 2 now for a malformed ``--store`` value, before anything runs (no connection is made)."""
-
-    try:
-        flower_stores.check_store_url(url)
-    except flower_stores.StoreUrlError as exc:
-        raise Exit(ExitCode.USAGE, str(exc)) from None
+__all__ = ["check_store", "explained", "open_store", "sqlite_path", "store_label"]
 
 
 def _sqlite_path(opts: GlobalOptions) -> Path | None:
@@ -110,7 +101,7 @@ def check_store(
     assert opts.store is not None
     seen["store"] = flower_stores.describe_store_url(opts.store)
     try:
-        with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # check_store_url said it is one
+        with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # the global option checked it is one
             transcripts, entries = store.counts()
     except flower_stores.StoreError as exc:  # a malformed URL never gets here: the global option checks it
         seen["error"] = str(exc)

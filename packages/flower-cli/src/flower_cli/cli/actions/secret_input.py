@@ -36,7 +36,7 @@ def read_secret_line(stream: TextIO | None = None, *, echo_to: TextIO | None = N
 def _no_echo(stream: TextIO) -> Iterator[bool]:
     """Echo off on ``stream``'s terminal for the body (yields True), or nothing when it is not a terminal."""
     try:
-        import termios
+        import termios  # why: POSIX only; without it (Windows) the line is read as it comes, echoed
 
         fd = stream.fileno()
         if not stream.isatty():

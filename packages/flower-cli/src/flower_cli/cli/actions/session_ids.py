@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
+
 from ..._shared.exits import Exit, ExitCode
 
 __all__ = ["match_session", "resolve_session"]
@@ -41,8 +43,6 @@ def resolve_session(store: Any, project_key: str, given: str, *, where: str) -> 
 
     A store that cannot list its sessions is asked for the exact id only.
     """
-    import anyio
-
     lister = getattr(store, "list_sessions", None)
     if not callable(lister):
         check = getattr(store, "has_session", None)

@@ -1,0 +1,33 @@
+"""The options several commands share, declared once: each command names them in its signature
+(``window: WindowOption = None``), so the flag, its metavar and its help read the same everywhere.
+
+The global options (``-w``, ``-r``, ``--store`` …) are not here: they are the app's own, declared once in
+``_global_options.py``, and every command receives them as ``ctx.obj`` (a `GlobalOptions`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+__all__ = ["NoHandoffOption", "WindowOption"]
+
+# ``go``, ``once`` and ``run``: when a session hands off to a fresh one (actions/handoff.py reads them).
+WindowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--window",
+        metavar="TOKENS",
+        help=(
+            "The model's context window in tokens (e.g. 200k, 1m); a session hands off at window - max(50k, 25%) "
+            "[default: FLOWER_WINDOW, else the smallest overflow seen, else 200k (1M for a model name ending in 1m)]."
+        ),
+    ),
+]
+NoHandoffOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-handoff", help="Let the harness compact the context itself instead of handing off to a fresh session."
+    ),
+]
