@@ -5,234 +5,80 @@ Names are imported on first use, so ``flower --help`` does not pay for the SDK's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._shared.lazy import lazy_exports
-from ._shared.version import __version__
-
-__all__ = [
-    "AgentSpec",
-    "AsideAnswer",
-    "BRIEF_SECTIONS",
-    "Brief",
-    "CLARIFIER_RULES",
-    "COORDINATOR_RULES",
-    "Channel",
-    "CompactPolicy",
-    "CredentialsError",
-    "Event",
-    "GOAL_SECTIONS",
-    "GoFlow",
-    "GoSettings",
-    "Goal",
-    "HARNESS_SCHEDULERS",
-    "Handoff",
-    "HandoffPolicy",
-    "HumanChannel",
-    "IsolatedAgentDefinition",
-    "IsolationError",
-    "JUDGE_RULES",
-    "Lineage",
-    "Manifest",
-    "NotesPaths",
-    "ORACLE_RULES",
-    "PLUGIN_DIR",
-    "RunContext",
-    "RunResult",
-    "Runtime",
-    "SessionBusy",
-    "Step",
-    "StepAbort",
-    "StepResult",
-    "StepRunner",
-    "UNVERIFIABLE_MARK",
-    "VERDICT_SECTIONS",
-    "VERDICT_STATES",
-    "Verdict",
-    "WORKER_RULES",
-    "WakeState",
-    "Workers",
-    "Workflow",
-    "WorkflowError",
-    "__version__",
-    "answer_aside",
-    "archive_for_new",
-    "aside_context",
-    "build_go_flow",
-    "build_options",
-    "clarify",
-    "coordinator",
-    "delegate_guard",
-    "go_workbench",
-    "is_overflow",
-    "isolate_guard",
-    "judge",
-    "main_thread_guard",
-    "merge_hooks",
-    "normalize",
-    "oracle",
-    "progress_line",
-    "record_overflow",
-    "resolve_window",
-    "route_eof",
-    "route_json",
-    "route_line",
-    "wake_banner",
-    "wake_state",
-    "whitelist_guard",
-    "worker",
-]
-
-_HOMES = {
-    "AgentSpec": "runtime",
-    "AsideAnswer": "go",
-    "BRIEF_SECTIONS": "roles",
-    "Brief": "go",
-    "CLARIFIER_RULES": "roles",
-    "COORDINATOR_RULES": "roles",
-    "Channel": "runtime",
-    "CompactPolicy": "runtime",
-    "CredentialsError": "runtime",
-    "Event": "runtime",
-    "GOAL_SECTIONS": "roles",
-    "GoFlow": "go",
-    "GoSettings": "go",
-    "Goal": "go",
-    "HARNESS_SCHEDULERS": "runtime",
-    "Handoff": "runtime",
-    "HandoffPolicy": "runtime",
-    "HumanChannel": "go",
-    "IsolatedAgentDefinition": "runtime",
-    "IsolationError": "runtime",
-    "JUDGE_RULES": "roles",
-    "Lineage": "runtime",
-    "Manifest": "runtime",
-    "NotesPaths": "go",
-    "ORACLE_RULES": "roles",
-    "PLUGIN_DIR": "runtime",
-    "RunContext": "workflow",
-    "RunResult": "workflow",
-    "Runtime": "runtime",
-    "SessionBusy": "runtime",
-    "Step": "workflow",
-    "StepAbort": "workflow",
-    "StepResult": "runtime",
-    "StepRunner": "workflow",
-    "UNVERIFIABLE_MARK": "roles",
-    "VERDICT_SECTIONS": "roles",
-    "VERDICT_STATES": "roles",
-    "Verdict": "go",
-    "WORKER_RULES": "roles",
-    "WakeState": "go",
-    "Workers": "runtime",
-    "Workflow": "workflow",
-    "WorkflowError": "workflow",
-    "answer_aside": "go",
-    "archive_for_new": "go",
-    "aside_context": "go",
-    "go_workbench": "go",
-    "build_go_flow": "go",
-    "build_options": "runtime",
-    "clarify": "roles",
-    "coordinator": "roles",
-    "delegate_guard": "runtime",
-    "is_overflow": "runtime",
-    "isolate_guard": "runtime",
-    "judge": "roles",
-    "main_thread_guard": "runtime",
-    "merge_hooks": "runtime",
-    "normalize": "runtime",
-    "oracle": "roles",
-    "progress_line": "go",
-    "record_overflow": "runtime",
-    "resolve_window": "runtime",
-    "route_eof": "go",
-    "route_json": "go",
-    "route_line": "go",
-    "wake_banner": "go",
-    "wake_state": "go",
-    "whitelist_guard": "runtime",
-    "worker": "roles",
-}
+from ._shared.lazy import lazy_surface
+from ._shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from .go import (
-        AsideAnswer,
-        Brief,
-        Goal,
-        GoFlow,
-        GoSettings,
-        HumanChannel,
-        NotesPaths,
-        Verdict,
-        WakeState,
-        answer_aside,
-        archive_for_new,
-        aside_context,
-        build_go_flow,
-        go_workbench,
-        progress_line,
-        route_eof,
-        route_json,
-        route_line,
-        wake_banner,
-        wake_state,
-    )
-    from .roles import (
-        BRIEF_SECTIONS,
-        CLARIFIER_RULES,
-        COORDINATOR_RULES,
-        GOAL_SECTIONS,
-        JUDGE_RULES,
-        ORACLE_RULES,
-        UNVERIFIABLE_MARK,
-        VERDICT_SECTIONS,
-        VERDICT_STATES,
-        WORKER_RULES,
-        clarify,
-        coordinator,
-        judge,
-        oracle,
-        worker,
-    )
-    from .runtime import (
-        HARNESS_SCHEDULERS,
-        PLUGIN_DIR,
-        AgentSpec,
-        Channel,
-        CompactPolicy,
-        CredentialsError,
-        Event,
-        Handoff,
-        HandoffPolicy,
-        IsolatedAgentDefinition,
-        IsolationError,
-        Lineage,
-        Manifest,
-        Runtime,
-        SessionBusy,
-        StepResult,
-        Workers,
-        build_options,
-        delegate_guard,
-        is_overflow,
-        isolate_guard,
-        main_thread_guard,
-        merge_hooks,
-        normalize,
-        record_overflow,
-        resolve_window,
-        whitelist_guard,
-    )
-    from .workflow import RunContext, RunResult, Step, StepAbort, StepRunner, Workflow, WorkflowError
+    from .go import AsideAnswer as AsideAnswer
+    from .go import Brief as Brief
+    from .go import Goal as Goal
+    from .go import GoFlow as GoFlow
+    from .go import GoSettings as GoSettings
+    from .go import HumanChannel as HumanChannel
+    from .go import NotesPaths as NotesPaths
+    from .go import Verdict as Verdict
+    from .go import WakeState as WakeState
+    from .go import answer_aside as answer_aside
+    from .go import archive_for_new as archive_for_new
+    from .go import aside_context as aside_context
+    from .go import build_go_flow as build_go_flow
+    from .go import go_workbench as go_workbench
+    from .go import progress_line as progress_line
+    from .go import route_eof as route_eof
+    from .go import route_json as route_json
+    from .go import route_line as route_line
+    from .go import wake_banner as wake_banner
+    from .go import wake_state as wake_state
+    from .roles import BRIEF_SECTIONS as BRIEF_SECTIONS
+    from .roles import CLARIFIER_RULES as CLARIFIER_RULES
+    from .roles import COORDINATOR_RULES as COORDINATOR_RULES
+    from .roles import GOAL_SECTIONS as GOAL_SECTIONS
+    from .roles import JUDGE_RULES as JUDGE_RULES
+    from .roles import ORACLE_RULES as ORACLE_RULES
+    from .roles import UNVERIFIABLE_MARK as UNVERIFIABLE_MARK
+    from .roles import VERDICT_SECTIONS as VERDICT_SECTIONS
+    from .roles import VERDICT_STATES as VERDICT_STATES
+    from .roles import WORKER_RULES as WORKER_RULES
+    from .roles import clarify as clarify
+    from .roles import coordinator as coordinator
+    from .roles import judge as judge
+    from .roles import oracle as oracle
+    from .roles import worker as worker
+    from .runtime import HARNESS_SCHEDULERS as HARNESS_SCHEDULERS
+    from .runtime import PLUGIN_DIR as PLUGIN_DIR
+    from .runtime import AgentSpec as AgentSpec
+    from .runtime import Channel as Channel
+    from .runtime import CompactPolicy as CompactPolicy
+    from .runtime import CredentialsError as CredentialsError
+    from .runtime import Event as Event
+    from .runtime import Handoff as Handoff
+    from .runtime import HandoffPolicy as HandoffPolicy
+    from .runtime import IsolatedAgentDefinition as IsolatedAgentDefinition
+    from .runtime import IsolationError as IsolationError
+    from .runtime import Lineage as Lineage
+    from .runtime import Manifest as Manifest
+    from .runtime import Runtime as Runtime
+    from .runtime import SessionBusy as SessionBusy
+    from .runtime import StepResult as StepResult
+    from .runtime import Workers as Workers
+    from .runtime import build_options as build_options
+    from .runtime import delegate_guard as delegate_guard
+    from .runtime import is_overflow as is_overflow
+    from .runtime import isolate_guard as isolate_guard
+    from .runtime import main_thread_guard as main_thread_guard
+    from .runtime import merge_hooks as merge_hooks
+    from .runtime import normalize as normalize
+    from .runtime import record_overflow as record_overflow
+    from .runtime import resolve_window as resolve_window
+    from .runtime import whitelist_guard as whitelist_guard
+    from .workflow import RunContext as RunContext
+    from .workflow import RunResult as RunResult
+    from .workflow import Step as Step
+    from .workflow import StepAbort as StepAbort
+    from .workflow import StepRunner as StepRunner
+    from .workflow import Workflow as Workflow
+    from .workflow import WorkflowError as WorkflowError
 
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
+__all__ = lazy_surface(__name__)

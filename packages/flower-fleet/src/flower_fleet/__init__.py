@@ -1,74 +1,33 @@
 """flower-fleet: flower workflows on many machines, on Temporal — each run a durable workflow, each step an
 activity that heartbeats, a dead machine's step resumed elsewhere in the same session.
 
-Names are imported on first use: ``flower --help`` imports this package (for its ``fleet`` command) and must
-not pay for the Temporal SDK.
+Names are imported on first use (see `flower_fleet._lazy`): ``flower --help`` imports this package (for its
+``fleet`` command) and must not pay for the Temporal SDK.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._version import __version__
-
-__all__ = [
-    "Fleet",
-    "FleetActivities",
-    "FleetConfig",
-    "FleetConfigError",
-    "FleetRun",
-    "GoSpec",
-    "PhaseInput",
-    "Plan",
-    "PlanStep",
-    "RunNotFoundError",
-    "RunSpec",
-    "RunState",
-    "RunningStep",
-    "StepInput",
-    "StepOutcome",
-    "__version__",
-    "step_session_id",
-]
-
-_HOMES = {
-    "Fleet": "_client",
-    "FleetActivities": "_activities",
-    "FleetConfig": "_config",
-    "FleetConfigError": "_config",
-    "FleetRun": "_workflow",
-    "GoSpec": "_model",
-    "PhaseInput": "_model",
-    "Plan": "_model",
-    "PlanStep": "_model",
-    "RunNotFoundError": "_client",
-    "RunSpec": "_model",
-    "RunState": "_model",
-    "RunningStep": "_model",
-    "StepInput": "_model",
-    "StepOutcome": "_model",
-    "step_session_id": "_ids",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+from ._lazy import lazy_surface
+from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from ._activities import FleetActivities
-    from ._client import Fleet, RunNotFoundError
-    from ._config import FleetConfig, FleetConfigError
-    from ._ids import step_session_id
-    from ._model import GoSpec, PhaseInput, Plan, PlanStep, RunningStep, RunSpec, RunState, StepInput, StepOutcome
-    from ._workflow import FleetRun
+    from ._activities import FleetActivities as FleetActivities
+    from ._client import Fleet as Fleet
+    from ._client import RunNotFoundError as RunNotFoundError
+    from ._config import FleetConfig as FleetConfig
+    from ._config import FleetConfigError as FleetConfigError
+    from ._ids import step_session_id as step_session_id
+    from ._model import GoSpec as GoSpec
+    from ._model import PhaseInput as PhaseInput
+    from ._model import Plan as Plan
+    from ._model import PlanStep as PlanStep
+    from ._model import RunningStep as RunningStep
+    from ._model import RunSpec as RunSpec
+    from ._model import RunState as RunState
+    from ._model import StepInput as StepInput
+    from ._model import StepOutcome as StepOutcome
+    from ._workflow import FleetRun as FleetRun
+
+__all__ = lazy_surface(__name__)

@@ -8,28 +8,23 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from ._model import Mark, RunReport, SessionReport, StepReport, ThreadStats, Turn, WorkSplit
-from ._page import render_html
+from .._shared.lazy import lazy_surface
+from ._model import Mark as Mark
+from ._model import RunReport as RunReport
+from ._model import SessionReport as SessionReport
+from ._model import StepReport as StepReport
+from ._model import ThreadStats as ThreadStats
+from ._model import Turn as Turn
+from ._model import WorkSplit as WorkSplit
+from ._page import render_html as render_html
 from ._report import build_report
-from ._source import AnalyzeError, read_run, read_store_run, resolve_run_dir
-from ._table import render_table, table_width
+from ._source import AnalyzeError as AnalyzeError
+from ._source import read_run, read_store_run, resolve_run_dir
+from ._table import render_table as render_table
+from ._table import table_width as table_width
 
-__all__ = [
-    "AnalyzeError",
-    "Mark",
-    "RunReport",
-    "SessionReport",
-    "StepReport",
-    "ThreadStats",
-    "Turn",
-    "WorkSplit",
-    "analyze_run",
-    "analyze_store_run",
-    "render_html",
-    "render_table",
-    "table_width",
-    "write_json",
-]
+# The names above imported as themselves and the functions below (see `flower_cli._shared.lazy`).
+__all__ = lazy_surface(__name__)
 
 
 def analyze_run(path: Path, workspace: Path | None = None) -> RunReport:

@@ -5,31 +5,12 @@ Names are imported on first use (see `flower_cli._shared.lazy`), so importing on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "around_command",
-    "main",
-]
-
-_HOMES = {
-    "around_command": "_update_notice",
-    "main": "_app",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._app import main
-    from ._update_notice import around_command
+    from ._app import main as main
+    from ._update_notice import around_command as around_command
+
+__all__ = lazy_surface(__name__)

@@ -6,68 +6,25 @@ Names are imported on first use (see `flower_cli._shared.lazy`), so importing on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "BRIEF_SECTIONS",
-    "CLARIFIER_RULES",
-    "COORDINATOR_RULES",
-    "GOAL_SECTIONS",
-    "JUDGE_RULES",
-    "ORACLE_RULES",
-    "UNVERIFIABLE_MARK",
-    "VERDICT_SECTIONS",
-    "VERDICT_STATES",
-    "WORKER_RULES",
-    "clarify",
-    "coordinator",
-    "judge",
-    "oracle",
-    "worker",
-]
-
-_HOMES = {
-    "BRIEF_SECTIONS": "_rules",
-    "CLARIFIER_RULES": "_rules",
-    "COORDINATOR_RULES": "_rules",
-    "GOAL_SECTIONS": "_rules",
-    "JUDGE_RULES": "_rules",
-    "ORACLE_RULES": "_rules",
-    "UNVERIFIABLE_MARK": "_rules",
-    "VERDICT_SECTIONS": "_rules",
-    "VERDICT_STATES": "_rules",
-    "WORKER_RULES": "_rules",
-    "clarify": "_catalogue",
-    "coordinator": "_catalogue",
-    "judge": "_catalogue",
-    "oracle": "_catalogue",
-    "worker": "_catalogue",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._catalogue import clarify, coordinator, judge, oracle, worker
-    from ._rules import (
-        BRIEF_SECTIONS,
-        CLARIFIER_RULES,
-        COORDINATOR_RULES,
-        GOAL_SECTIONS,
-        JUDGE_RULES,
-        ORACLE_RULES,
-        UNVERIFIABLE_MARK,
-        VERDICT_SECTIONS,
-        VERDICT_STATES,
-        WORKER_RULES,
-    )
+    from ._catalogue import clarify as clarify
+    from ._catalogue import coordinator as coordinator
+    from ._catalogue import judge as judge
+    from ._catalogue import oracle as oracle
+    from ._catalogue import worker as worker
+    from ._rules import BRIEF_SECTIONS as BRIEF_SECTIONS
+    from ._rules import CLARIFIER_RULES as CLARIFIER_RULES
+    from ._rules import COORDINATOR_RULES as COORDINATOR_RULES
+    from ._rules import GOAL_SECTIONS as GOAL_SECTIONS
+    from ._rules import JUDGE_RULES as JUDGE_RULES
+    from ._rules import ORACLE_RULES as ORACLE_RULES
+    from ._rules import UNVERIFIABLE_MARK as UNVERIFIABLE_MARK
+    from ._rules import VERDICT_SECTIONS as VERDICT_SECTIONS
+    from ._rules import VERDICT_STATES as VERDICT_STATES
+    from ._rules import WORKER_RULES as WORKER_RULES
+
+__all__ = lazy_surface(__name__)

@@ -24,119 +24,46 @@ Names are imported on first use (see `flower_cli._shared.lazy`), so importing on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "AgentSpec",
-    "Channel",
-    "CompactPolicy",
-    "CredentialsError",
-    "Event",
-    "HARNESS_SCHEDULERS",
-    "Handoff",
-    "HandoffPolicy",
-    "IsolatedAgentDefinition",
-    "IsolationError",
-    "Lineage",
-    "Manifest",
-    "PLUGIN_DIR",
-    "QueryFunction",
-    "Runtime",
-    "SessionBusy",
-    "StepResult",
-    "Terminated",
-    "UNSTORED",
-    "Workers",
-    "build_options",
-    "delegate_guard",
-    "describe_os_error",
-    "explain",
-    "harness_projects_dir",
-    "is_overflow",
-    "isolate_guard",
-    "isolation_problem",
-    "lease_ttl_from_env",
-    "main_thread_guard",
-    "merge_hooks",
-    "normalize",
-    "parse_token_count",
-    "record_overflow",
-    "resolve_window",
-    "whitelist_guard",
-]
-
-_HOMES = {
-    "AgentSpec": "_spec",
-    "Channel": "_channel",
-    "CompactPolicy": "_spec",
-    "CredentialsError": "_runtime",
-    "Event": "_events",
-    "HARNESS_SCHEDULERS": "_guards",
-    "Handoff": "_handoff",
-    "HandoffPolicy": "_handoff",
-    "IsolatedAgentDefinition": "_isolation",
-    "IsolationError": "_isolation",
-    "Lineage": "_lineage",
-    "Manifest": "_manifest",
-    "PLUGIN_DIR": "_options",
-    "QueryFunction": "_query",
-    "Runtime": "_runtime",
-    "SessionBusy": "_session_lease",
-    "StepResult": "_result",
-    "Terminated": "_runtime",
-    "UNSTORED": "_mirror",
-    "Workers": "_events",
-    "build_options": "_options",
-    "delegate_guard": "_guards",
-    "describe_os_error": "_failures",
-    "explain": "_failures",
-    "harness_projects_dir": "_mirror",
-    "is_overflow": "_handoff",
-    "isolate_guard": "_guards",
-    "isolation_problem": "_isolation",
-    "lease_ttl_from_env": "_session_lease",
-    "main_thread_guard": "_guards",
-    "merge_hooks": "_guards",
-    "normalize": "_events",
-    "parse_token_count": "_handoff",
-    "record_overflow": "_handoff",
-    "resolve_window": "_handoff",
-    "whitelist_guard": "_guards",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._channel import Channel
-    from ._events import Event, Workers, normalize
-    from ._failures import describe_os_error, explain
-    from ._guards import (
-        HARNESS_SCHEDULERS,
-        delegate_guard,
-        isolate_guard,
-        main_thread_guard,
-        merge_hooks,
-        whitelist_guard,
-    )
-    from ._handoff import Handoff, HandoffPolicy, is_overflow, parse_token_count, record_overflow, resolve_window
-    from ._isolation import IsolatedAgentDefinition, IsolationError, isolation_problem
-    from ._lineage import Lineage
-    from ._manifest import Manifest
-    from ._mirror import UNSTORED, harness_projects_dir
-    from ._options import PLUGIN_DIR, build_options
-    from ._query import QueryFunction
-    from ._result import StepResult
-    from ._runtime import CredentialsError, Runtime, Terminated
-    from ._session_lease import SessionBusy, lease_ttl_from_env
-    from ._spec import AgentSpec, CompactPolicy
+    from ._channel import Channel as Channel
+    from ._events import Event as Event
+    from ._events import Workers as Workers
+    from ._events import normalize as normalize
+    from ._failures import describe_os_error as describe_os_error
+    from ._failures import explain as explain
+    from ._guards import HARNESS_SCHEDULERS as HARNESS_SCHEDULERS
+    from ._guards import delegate_guard as delegate_guard
+    from ._guards import isolate_guard as isolate_guard
+    from ._guards import main_thread_guard as main_thread_guard
+    from ._guards import merge_hooks as merge_hooks
+    from ._guards import whitelist_guard as whitelist_guard
+    from ._handoff import Handoff as Handoff
+    from ._handoff import HandoffPolicy as HandoffPolicy
+    from ._handoff import is_overflow as is_overflow
+    from ._handoff import parse_token_count as parse_token_count
+    from ._handoff import record_overflow as record_overflow
+    from ._handoff import resolve_window as resolve_window
+    from ._isolation import IsolatedAgentDefinition as IsolatedAgentDefinition
+    from ._isolation import IsolationError as IsolationError
+    from ._isolation import isolation_problem as isolation_problem
+    from ._lineage import Lineage as Lineage
+    from ._manifest import Manifest as Manifest
+    from ._mirror import UNSTORED as UNSTORED
+    from ._mirror import harness_projects_dir as harness_projects_dir
+    from ._options import PLUGIN_DIR as PLUGIN_DIR
+    from ._options import build_options as build_options
+    from ._query import QueryFunction as QueryFunction
+    from ._result import StepResult as StepResult
+    from ._runtime import CredentialsError as CredentialsError
+    from ._runtime import Runtime as Runtime
+    from ._runtime import Terminated as Terminated
+    from ._session_lease import SessionBusy as SessionBusy
+    from ._session_lease import lease_ttl_from_env as lease_ttl_from_env
+    from ._spec import AgentSpec as AgentSpec
+    from ._spec import CompactPolicy as CompactPolicy
+
+__all__ = lazy_surface(__name__)

@@ -16,140 +16,49 @@ Only the standard library is used. Names are imported on first use (see `flower_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "DUMMY_API_KEY",
-    "EXHAUSTED_TEXT",
-    "After",
-    "ApiError",
-    "Block",
-    "Drop",
-    "Hang",
-    "Match",
-    "Outage",
-    "RecordedRequest",
-    "Reply",
-    "ScriptItem",
-    "ScriptStep",
-    "ScriptedServer",
-    "Text",
-    "ToolCall",
-    "ToolUse",
-    "Turn",
-    "Usage",
-    "bash",
-    "dispatch",
-    "invalid_request",
-    "keyed",
-    "offline_environment",
-    "overloaded",
-    "rate_limited",
-    "read",
-    "result_text",
-    "seen",
-    "server_error",
-    "unauthorized",
-    "validate_messages",
-    "when",
-    "when_main",
-    "when_notified",
-    "when_prompt",
-    "when_subagent",
-    "when_system",
-    "write",
-]
-
-_HOMES = {
-    "DUMMY_API_KEY": "_environment",
-    "EXHAUSTED_TEXT": "_server",
-    "After": "_server",
-    "ApiError": "_replies",
-    "Block": "_replies",
-    "Drop": "_replies",
-    "Hang": "_replies",
-    "Match": "_routing",
-    "Outage": "_replies",
-    "RecordedRequest": "_recorded",
-    "Reply": "_replies",
-    "ScriptItem": "_server",
-    "ScriptStep": "_replies",
-    "ScriptedServer": "_server",
-    "Text": "_replies",
-    "ToolCall": "_replies",
-    "ToolUse": "_replies",
-    "Turn": "_replies",
-    "Usage": "_replies",
-    "bash": "_replies",
-    "dispatch": "_routing",
-    "invalid_request": "_replies",
-    "keyed": "_routing",
-    "offline_environment": "_environment",
-    "overloaded": "_replies",
-    "rate_limited": "_replies",
-    "read": "_replies",
-    "result_text": "_recorded",
-    "seen": "_server",
-    "server_error": "_replies",
-    "unauthorized": "_replies",
-    "validate_messages": "_validation",
-    "when": "_routing",
-    "when_main": "_routing",
-    "when_notified": "_routing",
-    "when_prompt": "_routing",
-    "when_subagent": "_routing",
-    "when_system": "_routing",
-    "write": "_replies",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._environment import DUMMY_API_KEY, offline_environment
-    from ._recorded import RecordedRequest, result_text
-    from ._replies import (
-        ApiError,
-        Block,
-        Drop,
-        Hang,
-        Outage,
-        Reply,
-        ScriptStep,
-        Text,
-        ToolCall,
-        ToolUse,
-        Turn,
-        Usage,
-        bash,
-        invalid_request,
-        overloaded,
-        rate_limited,
-        read,
-        server_error,
-        unauthorized,
-        write,
-    )
-    from ._routing import (
-        Match,
-        dispatch,
-        keyed,
-        when,
-        when_main,
-        when_notified,
-        when_prompt,
-        when_subagent,
-        when_system,
-    )
-    from ._server import EXHAUSTED_TEXT, After, ScriptedServer, ScriptItem, seen
-    from ._validation import validate_messages
+    from ._environment import DUMMY_API_KEY as DUMMY_API_KEY
+    from ._environment import offline_environment as offline_environment
+    from ._recorded import RecordedRequest as RecordedRequest
+    from ._recorded import result_text as result_text
+    from ._replies import ApiError as ApiError
+    from ._replies import Block as Block
+    from ._replies import Drop as Drop
+    from ._replies import Hang as Hang
+    from ._replies import Outage as Outage
+    from ._replies import Reply as Reply
+    from ._replies import ScriptStep as ScriptStep
+    from ._replies import Text as Text
+    from ._replies import ToolCall as ToolCall
+    from ._replies import ToolUse as ToolUse
+    from ._replies import Turn as Turn
+    from ._replies import Usage as Usage
+    from ._replies import bash as bash
+    from ._replies import invalid_request as invalid_request
+    from ._replies import overloaded as overloaded
+    from ._replies import rate_limited as rate_limited
+    from ._replies import read as read
+    from ._replies import server_error as server_error
+    from ._replies import unauthorized as unauthorized
+    from ._replies import write as write
+    from ._routing import Match as Match
+    from ._routing import dispatch as dispatch
+    from ._routing import keyed as keyed
+    from ._routing import when as when
+    from ._routing import when_main as when_main
+    from ._routing import when_notified as when_notified
+    from ._routing import when_prompt as when_prompt
+    from ._routing import when_subagent as when_subagent
+    from ._routing import when_system as when_system
+    from ._server import EXHAUSTED_TEXT as EXHAUSTED_TEXT
+    from ._server import After as After
+    from ._server import ScriptedServer as ScriptedServer
+    from ._server import ScriptItem as ScriptItem
+    from ._server import seen as seen
+    from ._validation import validate_messages as validate_messages
+
+__all__ = lazy_surface(__name__)

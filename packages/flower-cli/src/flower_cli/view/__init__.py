@@ -5,44 +5,17 @@ Names are imported on first use (see `flower_cli._shared.lazy`), so importing on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "JsonRenderer",
-    "Renderer",
-    "STDOUT",
-    "sanitize",
-    "shorten_middle",
-    "terminal_width",
-    "use_color",
-]
-
-_HOMES = {
-    "JsonRenderer": "_json",
-    "Renderer": "_render",
-    "STDOUT": "_output",
-    "sanitize": "_text",
-    "shorten_middle": "_text",
-    "terminal_width": "_terminal",
-    "use_color": "_terminal",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._json import JsonRenderer
-    from ._output import STDOUT
-    from ._render import Renderer
-    from ._terminal import terminal_width, use_color
-    from ._text import sanitize, shorten_middle
+    from ._json import JsonRenderer as JsonRenderer
+    from ._output import STDOUT as STDOUT
+    from ._render import Renderer as Renderer
+    from ._terminal import terminal_width as terminal_width
+    from ._terminal import use_color as use_color
+    from ._text import sanitize as sanitize
+    from ._text import shorten_middle as shorten_middle
+
+__all__ = lazy_surface(__name__)

@@ -7,45 +7,18 @@ Names are imported on first use (see `flower_cli._shared.lazy`), so importing on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._shared.lazy import lazy_exports
-
-__all__ = [
-    "Ctx",
-    "RunContext",
-    "RunResult",
-    "Step",
-    "StepAbort",
-    "StepRunner",
-    "Workflow",
-    "WorkflowError",
-]
-
-_HOMES = {
-    "Ctx": "_state",
-    "RunContext": "_state",
-    "RunResult": "_state",
-    "Step": "_step",
-    "StepAbort": "_errors",
-    "StepRunner": "_state",
-    "Workflow": "_engine",
-    "WorkflowError": "_errors",
-}
-
-_load, _names = lazy_exports(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
-    from ._engine import Workflow
-    from ._errors import StepAbort, WorkflowError
-    from ._state import Ctx, RunContext, RunResult, StepRunner
-    from ._step import Step
+    from ._engine import Workflow as Workflow
+    from ._errors import StepAbort as StepAbort
+    from ._errors import WorkflowError as WorkflowError
+    from ._state import Ctx as Ctx
+    from ._state import RunContext as RunContext
+    from ._state import RunResult as RunResult
+    from ._state import StepRunner as StepRunner
+    from ._step import Step as Step
+
+__all__ = lazy_surface(__name__)
