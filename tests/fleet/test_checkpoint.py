@@ -20,8 +20,10 @@ except ImportError:  # not installed yet (a checkout without the package's envir
 
 from flower_fleet._checkpoint import (
     CheckpointError,
+    CheckpointRefused,
     Restored,
     checkpoint,
+    claim_branch,
     periodic_checkpoints,
     prepare_workspace,
     pushed_checkpoint,
@@ -134,7 +136,7 @@ def test_the_configured_author_is_kept(remote: str, machines: tuple[Path, Path])
     assert sha is not None and git(ws, "show", "-s", "--format=%an <%ae>", sha) == "Ada <ada@example.org>"
 
 
-def test_a_later_checkpoint_of_another_attempt_wins_and_keeps_the_earlier_in_history(
+def test_a_push_lands_only_on_the_commit_this_workspace_last_pushed_or_restored(
     remote: str, machines: tuple[Path, Path]
 ) -> None:
     m1, m2 = machines
@@ -144,19 +146,83 @@ def test_a_later_checkpoint_of_another_attempt_wins_and_keeps_the_earlier_in_his
     ws2 = prepare_workspace(m2, RUN, remote, "main").path
     # Machine one was thought dead but is not: both go on from the same checkpoint and both checkpoint.
     (ws2 / "app.py").write_text("print('two')\n")
-    (ws2 / "two.txt").write_text("two\n")
     theirs = checkpoint(ws2, RUN, "periodic")
     (ws1 / "app.py").write_text("print('one, later')\n")
-    ours = checkpoint(ws1, RUN, "periodic")
-    assert ours is not None and theirs is not None and base is not None
-    head = remote_head(remote)
-    assert head == ours
-    # The later checkpoint's files win ...
-    assert git(Path(remote), "show", f"{head}:app.py") == "print('one, later')"
-    assert git(Path(remote), "ls-tree", "--name-only", head).split() == [".gitignore", "app.py"]
-    # ... and the other attempt's commit stays reachable from the branch, nothing deleted.
-    subprocess.run(["git", "merge-base", "--is-ancestor", theirs, head], cwd=remote, check=True)
-    assert "wins over" in git(Path(remote), "show", "-s", "--format=%s", head)
+    with pytest.raises(CheckpointRefused, match=r"refused: flower/run-7 moved on since [0-9a-f]{12}") as caught:
+        checkpoint(ws1, RUN, "periodic")
+    assert "\n" not in str(caught.value) and base is not None and base[:12] in str(caught.value)
+    # Nothing changed on the remote: the branch is the checkpoint that landed first, nothing merged into it.
+    assert remote_head(remote) == theirs
+    assert git(Path(remote), "show", f"{theirs}:app.py") == "print('two')"
+    assert git(ws1, "show", "HEAD:app.py") == "print('one, later')"  # kept on its machine, committed
+
+
+def test_a_superseded_attempts_pushes_are_refused_once_logged_and_change_nothing(
+    remote: str, machines: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="flower_fleet.checkpoint")
+    m1, m2 = machines
+    ws1 = prepare_workspace(m1, RUN, remote, "main").path
+    first = claim_branch(ws1, RUN, "step a, attempt 1")
+    assert first.base == remote_head(remote) == git(ws1, "rev-parse", "HEAD") and first.refused == ""
+    assert git(ws1, "diff", "HEAD^", "HEAD") == "", "a claim is an empty commit"
+    (ws1 / "app.py").write_text("print('attempt 1')\n")
+    pushed = checkpoint(ws1, RUN, "periodic", first)
+    assert pushed == first.base == remote_head(remote)
+
+    # Attempt 1 stops (SIGSTOP); attempt 2 restores its checkpoint on machine two and claims the branch.
+    restored = prepare_workspace(m2, RUN, remote, "main")
+    assert restored.commit == pushed
+    second = claim_branch(restored.path, RUN, "step a, attempt 2")
+    (restored.path / "app.py").write_text("print('attempt 2 completed the run')\n")
+    completed = checkpoint(restored.path, RUN, "step a ended", second)
+    assert completed == remote_head(remote)
+
+    # Attempt 1 runs again with what its Claude Code did meanwhile: its push is refused, said once, in one line.
+    (ws1 / "app.py").write_text("print('stale')\n")
+    with pytest.raises(CheckpointRefused):
+        checkpoint(ws1, RUN, "periodic", first)
+    assert first.refused and first.base == pushed
+    (ws1 / "late.txt").write_text("later still\n")
+    with pytest.raises(CheckpointRefused):
+        checkpoint(ws1, RUN, "step a ended", first)
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refusals) == 1 and "\n" not in refusals[0] and RUN in refusals[0], refusals
+    assert remote_head(remote) == completed, "the completed run's branch is untouched"
+    assert git(Path(remote), "show", f"{completed}:app.py") == "print('attempt 2 completed the run')"
+    # Its files stay on its machine (the refused claim commits nothing more).
+    assert (ws1 / "app.py").read_text() == "print('stale')\n" and (ws1 / "late.txt").is_file()
+    assert "late.txt" in git(ws1, "status", "--porcelain")
+    # Attempt 2 goes on pushing onto its own last checkpoint.
+    (restored.path / "next.txt").write_text("next\n")
+    assert checkpoint(restored.path, RUN, "periodic", second) == remote_head(remote) == second.base
+
+
+def test_a_claim_on_a_branch_that_moved_since_the_restore_is_refused_and_prepare_claims_again(
+    remote: str, machines: tuple[Path, Path]
+) -> None:
+    from flower_fleet._model import RunSpec
+    from flower_fleet._workspace import prepare
+
+    m1, m2 = machines
+    ws1 = prepare_workspace(m1, RUN, remote, "main").path
+    before = git(ws1, "rev-parse", "HEAD")
+    # Another attempt pushes between this workspace's fetch and its claim.
+    ws2 = prepare_workspace(m2, RUN, remote, "main").path
+    (ws2 / "app.py").write_text("print('meanwhile')\n")
+    meanwhile = checkpoint(ws2, RUN, "periodic")
+    with pytest.raises(CheckpointRefused, match="since this attempt began"):
+        claim_branch(ws1, RUN, "step a, attempt 2")
+    assert git(ws1, "rev-parse", "HEAD") == before, "the refused claim's empty commit is undone"
+    assert remote_head(remote) == meanwhile
+    # Preparing with a claim fetches again, restores what was pushed meanwhile, and claims on it.
+    spec = RunSpec(run_id=RUN, workflow="flows.py:main", repo=remote, branch="main")
+    prepared = prepare(m1, spec, claim="step a, attempt 2")
+    assert prepared.commit == meanwhile and prepared.claim is not None
+    assert prepared.claim.base == remote_head(remote) == git(ws1, "rev-parse", "HEAD")
+    assert git(ws1, "rev-parse", "HEAD^") == meanwhile
+    assert (ws1 / "app.py").read_text() == "print('meanwhile')\n"
+    assert "step a, attempt 2 claims the branch" in git(ws1, "show", "-s", "--format=%s", "HEAD")
 
 
 # --- failures: refused clearly, never losing work -----------------------------------------------------------
@@ -294,10 +360,31 @@ async def test_a_failing_periodic_checkpoint_is_logged_not_raised(
             pass
 
 
+async def test_a_refused_periodic_checkpoint_ends_the_checkpoints_and_says_why_once(
+    remote: str, machines: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="flower_fleet.checkpoint")
+    m1, m2 = machines
+    ws1 = prepare_workspace(m1, RUN, remote, "main").path
+    first = claim_branch(ws1, RUN, "attempt 1")
+    ws2 = prepare_workspace(m2, RUN, remote, "main").path
+    later = claim_branch(ws2, RUN, "attempt 2")
+    heard: list[str] = []
+    async with periodic_checkpoints(ws1, RUN, 0.05, first, heard.append):
+        (ws1 / "app.py").write_text("print('stale')\n")
+        await _until(lambda: bool(heard), "the refusal heard")
+        (ws1 / "app.py").write_text("print('staler')\n")
+        await anyio.sleep(0.3)  # six more periods: none of them may push, commit or log again
+    assert len(heard) == 1 and "refused" in heard[0]
+    assert remote_head(remote) == later.base
+    assert sum("refused" in r.getMessage() for r in caplog.records) == 1, caplog.text
+    assert "app.py" in git(ws1, "status", "--porcelain"), "nothing committed after the refusal"
+
+
 def test_the_step_end_checkpoint_names_the_branchs_commit_when_a_periodic_one_pushed_everything(
     remote: str, machines: tuple[Path, Path]
 ) -> None:
-    from flower_fleet._model import RunSpec
+    from flower_fleet import RunSpec
     from flower_fleet._workspace import checkpoint as step_end_checkpoint
     from flower_fleet._workspace import prepare
 

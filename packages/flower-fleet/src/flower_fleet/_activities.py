@@ -4,6 +4,12 @@ and running one step with flower's own Runtime and workflow engine.
 A step heartbeats from a task of its own, from its first second, every ``heartbeat_every`` seconds: the model
 stream can be silent for minutes (a long tool call), and a silent step must not look like a dead worker. The
 heartbeat is also how a cancel reaches the step (Temporal delivers it on a heartbeat's reply).
+
+A superseded attempt — its worker stopped past the heartbeat timeout (a paused VM, a closed laptop lid) while
+Temporal gave the step to another — is fenced out when it runs again: its session's lease refuses its appends,
+the run's branch its checkpoints (each attempt claims the branch as it starts, `_workspace.prepare`), and the
+first of those refusals, or the cancel its next heartbeat brings, halts it at once (`FleetRunner.supersede`).
+Its activity then ends with one line in the worker's log, not a traceback: its result is nobody's any more.
 """
 
 from __future__ import annotations
@@ -21,12 +27,12 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from flower_cli import Workflow
-from flower_stores import LeaseError
+from flower_cli import Runtime, Workflow
+from flower_stores import LeaseError, LeaseOwner
 
-from ._checkpoint import CheckpointError
+from ._checkpoint import CheckpointError, CheckpointRefused
 from ._loader import PlanError, load_workflow
 from ._model import PhaseInput, Plan, PlanStep, RunSpec, StepInput, StepOutcome
 from ._records import record_step
@@ -116,25 +122,23 @@ class FleetActivities:
     def all(self) -> list[Callable[..., Any]]:
         return [self.read_plan, self.run_step, self.run_phase]
 
-    async def _prepared(self, spec: RunSpec) -> tuple[Prepared, Workflow]:
-        """The run's workspace and its workflow."""
-        prepared = await self._workspace(spec)
+    async def _prepared(self, spec: RunSpec, claim: str = "") -> tuple[Prepared, Workflow]:
+        """The run's workspace (claimed for ``claim``, see `_workspace`) and its workflow."""
+        prepared = await self._workspace(spec, claim)
         try:
             return prepared, load_workflow(prepared.path, spec.workflow)
         except PlanError as exc:
             raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
 
-    async def _workspace(self, spec: RunSpec) -> Prepared:
-        """The run's workspace (git in a worker thread: the heartbeats keep flowing)."""
+    async def _workspace(self, spec: RunSpec, claim: str = "") -> Prepared:
+        """The run's workspace (git in a worker thread: the heartbeats keep flowing); with ``claim`` (who: "step
+        build, attempt 2 on host/pid") the attempt claims the run's branch, fencing out earlier attempts' pushes."""
         try:
-            return await anyio.to_thread.run_sync(prepare, self.root, spec)
+            return await anyio.to_thread.run_sync(prepare, self.root, spec, claim)
         except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
             raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
 
-    def _runtime(self, spec: RunSpec, workspace: Path, attempt: int, **extra: Any) -> Any:
-        from flower_cli import Runtime
-        from flower_stores import LeaseOwner
-
+    def _runtime(self, spec: RunSpec, workspace: Path, attempt: int, **extra: Any) -> Runtime:
         return Runtime(
             workspace,
             run_dir(self.root, spec.run_id),
@@ -155,11 +159,16 @@ class FleetActivities:
             if activity.is_worker_shutdown():
                 # Handed back: a retryable failure, so another worker takes it (and its session) now.
                 raise ApplicationError(f"worker {self.identity} shut down; the {what} resumes elsewhere") from None
+            details = activity.cancellation_details()
+            if details is not None and (details.timed_out or details.not_found):
+                # Its heartbeat found the attempt timed out: another attempt has the step. Nobody reads this
+                # attempt's result; one line says what happened (a CancelledError's traceback says nothing).
+                raise _superseded(f"the {what}'s attempt timed out (this worker stalled) and was superseded") from None
             raise
         except LeaseError as exc:
             # Held by an earlier attempt not yet presumed dead (its lease lapses with its heartbeats), or taken
             # by a later one: not this attempt's to drive now; Temporal retries after a pause.
-            raise ApplicationError(f"the {what}'s session is not this attempt's to drive: {exc}") from exc
+            raise _superseded(f"the {what}'s session is not this attempt's to drive: {exc}") from None
         except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
             raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
 
@@ -181,14 +190,15 @@ class FleetActivities:
 
         # The heartbeats start first: cloning or fetching the workspace can take a while on a big repository.
         async with heartbeating(self.heartbeat_every, details):
-            prepared, flow = await self._prepared(spec)
+            claim = f"step {given.step}, attempt {info.attempt} on {self.identity}"
+            prepared, flow = await self._prepared(spec, claim)
             runtime = self._runtime(spec, prepared.path, info.attempt)
             runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
 
             async def step() -> Any:
                 done = None
                 with runner.halting():
-                    async with checkpoints_while(prepared, spec, self.checkpoint_every):
+                    async with checkpoints_while(prepared, spec, self.checkpoint_every, runner.supersede):
                         done = await flow.run_step(runner, given.step, outputs=given.outputs, sessions=given.sessions)
                 # Recorded also when halted (a cancel): the step's row says how far it got.
                 await record_step(runtime.store, spec.run_id, runtime.manifest_path, runner.known)
@@ -199,11 +209,9 @@ class FleetActivities:
                     done = await halting_on_cancel(step(), lambda: runner)
             finally:
                 runtime.close()
-            try:
-                commit = await anyio.to_thread.run_sync(checkpoint, prepared, spec, f"step {given.step} ended")
-            except CheckpointError as exc:  # the step is done; its files reach the remote with the next push
-                activity.logger.warning("run %s: step-end checkpoint failed: %s", spec.run_id, exc)
-                commit = None
+            if done is None:  # halted without a cancel: superseded (a refused push, a lost lease)
+                raise _superseded(f"step {given.step}: {runner.halted or 'halted'}")
+            commit = await _step_end_checkpoint(prepared, spec, f"step {given.step} ended")
         result = done.results.get(given.step)
         return StepOutcome(
             step=given.step,
@@ -224,6 +232,7 @@ class FleetActivities:
     @activity.defn(name=RUN_PHASE)
     async def run_phase(self, given: PhaseInput) -> StepOutcome:
         """One phase of a go run (clarify, goal, or one judged work round); see `_go`."""
+        # Imported here: go's flow loads the SDK; `flower fleet status` & co import this module and run no phase
         from ._go import run_phase
 
         info = activity.info()
@@ -235,7 +244,8 @@ class FleetActivities:
             return {"sessions": runner.known if runner else known, "worker": self.identity, "attempt": info.attempt}
 
         async with heartbeating(self.heartbeat_every, details):
-            prepared = await self._workspace(given.spec)
+            claim = f"phase {given.phase}, round {given.round_no}, attempt {info.attempt} on {self.identity}"
+            prepared = await self._workspace(given.spec, claim)
             # Epochs grow across the phase's activities (each pause starts a new one at attempt 1 again).
             epoch = given.resumes * given.spec.max_attempts + info.attempt
             runtime = self._runtime(given.spec, prepared.path, epoch)
@@ -253,12 +263,26 @@ class FleetActivities:
             finally:
                 runtime.close()
             why = f"question in {outcome.step}" if outcome.question else f"{outcome.step} ended"
-            try:
-                commit = await anyio.to_thread.run_sync(checkpoint, prepared, given.spec, why)
-            except CheckpointError as exc:
-                activity.logger.warning("run %s: checkpoint failed: %s", given.spec.run_id, exc)
-                commit = None
+            commit = await _step_end_checkpoint(prepared, given.spec, why)
         outcome.worker, outcome.attempt = self.identity, info.attempt
         outcome.restored_from = prepared.commit or ""  # only a restore is a restore (see run_step)
         outcome.checkpoint = commit or ""
         return outcome
+
+
+def _superseded(why: str) -> ApplicationError:
+    """The error a superseded (or not yet entitled) attempt ends with: logged by the worker in one line, as
+    Temporal logs a benign failure at debug level only."""
+    activity.logger.warning("%s", why)
+    return ApplicationError(why, type="Superseded", category=ApplicationErrorCategory.BENIGN)
+
+
+async def _step_end_checkpoint(prepared: Prepared, spec: RunSpec, reason: str) -> str | None:
+    """The step's (or phase's) last checkpoint; None when it could not be pushed (logged)."""
+    try:
+        return await anyio.to_thread.run_sync(checkpoint, prepared, spec, reason)
+    except CheckpointRefused:  # a later attempt claimed the branch; said once already, by the refusal itself
+        return None
+    except CheckpointError as exc:  # the step is done; its files reach the remote with the next push
+        activity.logger.warning("run %s: step-end checkpoint failed: %s", spec.run_id, exc)
+        return None

@@ -11,12 +11,19 @@ checkpoint died with the other machine.
 Rules that keep work from being lost:
 
 - a checkpoint whose push fails keeps its local commit (the next checkpoint pushes it) and says what to do;
-- a rejected push means another attempt of the same run pushed meanwhile: the remote branch is fetched and
-  merged with the ``ours`` strategy, so the later checkpoint's files win while the other attempt's commits stay
-  in the branch's history (reachable, nothing deleted), then the push is retried;
 - uncommitted changes of this run found when a workspace is reused are kept in place when they are newer
   than the remote checkpoint, else stashed (``git stash list`` names them) before the checkpoint is checked out;
   uncommitted changes that are not this run's (another branch) are refused, never touched.
+
+The rule that keeps a superseded attempt off the branch (a worker stopped past its heartbeat timeout — a paused
+VM, a closed laptop lid — comes back and pushes what its Claude Code did meanwhile): **an attempt pushes only
+onto the commit it last pushed or restored from** (a compare-and-swap push, ``--force-with-lease`` with that
+commit). Each attempt of a step claims the branch as it starts (`claim_branch`: an empty commit pushed onto the
+checkpoint it restored, `BranchClaim`), so from the moment a later attempt claims it, every push of an earlier
+attempt is refused (`CheckpointRefused`): logged once, one line, and nothing changes on the remote; its files
+stay in its own workspace. Temporal starts a later attempt only once it presumes the earlier one dead, so the
+branch follows the attempts in that order, as the store's session lease does for the transcript. (The rule it
+replaces, "the later checkpoint wins", let a stopped worker's late push replace a completed run's files.)
 
 Plain ``git`` through subprocess (no dependency); every git failure is a `CheckpointError` with one line.
 """
@@ -30,7 +37,7 @@ import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,9 +47,12 @@ import anyio
 import anyio.to_thread
 
 __all__ = [
+    "BranchClaim",
     "CheckpointError",
+    "CheckpointRefused",
     "Restored",
     "checkpoint",
+    "claim_branch",
     "periodic_checkpoints",
     "prepare_workspace",
     "pushed_checkpoint",
@@ -57,12 +67,12 @@ AUTHOR_EMAIL = "flower@localhost"
 # A clone, fetch or push of a large repository on a slow link can take minutes; a hung one must still end.
 NETWORK_TIMEOUT_S = 600.0
 LOCAL_TIMEOUT_S = 120.0
-PUSH_ATTEMPTS = 3
 # A run id becomes a directory name and a branch name: letters, digits, '.', '_', '-', starting with a letter or
 # digit, so it is never '..', a hidden file, an option (-x) or a ref git refuses.
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-# git's words for a push refused because the remote moved on (another attempt pushed first).
-_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "Updates were rejected")
+# git's words for a push refused because the remote branch is not at the commit the push expected (another
+# attempt pushed or claimed it since).
+_REJECTED = ("[rejected]", "stale info", "non-fast-forward", "fetch first", "Updates were rejected")
 # One lock per workspace: a periodic checkpoint and a step-end checkpoint of one process never interleave.
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -70,6 +80,22 @@ _locks_guard = threading.Lock()
 
 class CheckpointError(RuntimeError):
     """A workspace cannot be prepared or checkpointed; the message is one line saying what to do."""
+
+
+class CheckpointRefused(CheckpointError):  # noqa: N818 - the name says what happened to the push: refused
+    """A push refused because the run's branch is no longer at the commit this attempt last pushed or restored
+    from: a later attempt has claimed it. Nothing changed on the remote; this attempt must stop."""
+
+
+@dataclass
+class BranchClaim:
+    """One attempt's hold on its run's branch: ``base`` is the commit it last pushed (its claim, then each
+    checkpoint), the only commit its next push may replace. ``refused`` says why a push was refused (""
+    while none was): from then on the attempt pushes nothing more, and says so once."""
+
+    run_id: str
+    base: str | None
+    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -309,85 +335,121 @@ def _message(run_id: str, reason: str, when: datetime) -> str:
     )
 
 
-def _push(path: Path, run_id: str, identity: list[str]) -> None:
-    """Push HEAD to the run's branch; when another attempt pushed first, fetch, let this (later) checkpoint win
-    with an ``ours`` merge that keeps the other attempt's commits in the history, and push again."""
+def _push(path: Path, run_id: str, base: str | None) -> str:
+    """Push HEAD to the run's branch only if the branch is still at ``base`` (None: only if it does not exist) —
+    one compare-and-swap on the remote; HEAD's sha when it landed. A branch that moved on since is
+    `CheckpointRefused`, nothing pushed; any other failure a `CheckpointError` that keeps the local commit."""
     run_branch = _branch(run_id)
     head = _out(path, "rev-parse", "HEAD")
-    for attempt in range(1, PUSH_ATTEMPTS + 1):
-        done = _git(
-            path, "push", "--quiet", "origin", f"HEAD:refs/heads/{run_branch}", check=False, timeout=NETWORK_TIMEOUT_S
+    done = _git(
+        path,
+        "push",
+        "--quiet",
+        f"--force-with-lease=refs/heads/{run_branch}:{base or ''}",
+        "origin",
+        f"HEAD:refs/heads/{run_branch}",
+        check=False,
+        timeout=NETWORK_TIMEOUT_S,
+    )
+    if done.returncode == 0:
+        _git(path, "update-ref", f"refs/remotes/origin/{run_branch}", head)
+        return head
+    said = done.stderr + done.stdout
+    if any(word in said for word in _REJECTED):
+        since = f"since {base[:12]}" if base else "since this attempt began"
+        raise CheckpointRefused(
+            f"checkpoint {head[:12]} of run {run_id} refused: {run_branch} moved on {since}, so a later attempt of "
+            f"the run has claimed it; nothing was pushed (the files stay in {path})"
         )
-        if done.returncode == 0:
-            _git(path, "update-ref", f"refs/remotes/origin/{run_branch}", _out(path, "rev-parse", "HEAD"))
-            return
-        said = done.stderr + done.stdout
-        if not any(word in said for word in _REJECTED) or attempt == PUSH_ATTEMPTS:
-            raise CheckpointError(
-                f"checkpoint {head[:12]} of run {run_id} is committed in {path} but was not pushed to {run_branch}: "
-                f"{_last_line(said)}; the next checkpoint pushes it, or run `git -C {path} push origin "
-                f"HEAD:refs/heads/{run_branch}`"
-            )
-        fetched = _git(path, "fetch", "--quiet", "origin", run_branch, check=False, timeout=NETWORK_TIMEOUT_S)
-        if fetched.returncode != 0:
-            raise CheckpointError(
-                f"checkpoint {head[:12]} of run {run_id} is committed in {path}; its push was rejected and fetching "
-                f"{run_branch} failed: {_last_line(fetched.stderr)}; the next checkpoint tries again"
-            )
-        theirs = _out(path, "rev-parse", "FETCH_HEAD")
-        _git(
-            path,
-            *identity,
-            "-c",
-            "commit.gpgsign=false",
-            "merge",
-            "--quiet",
-            "--no-verify",
-            "--strategy=ours",
-            "--message",
-            f"flower checkpoint of run {run_id}: this later checkpoint wins over {theirs[:12]}, another attempt's "
-            "(its files replaced here, its commits kept in the history)",
-            theirs,
-        )
-        log.warning("run %s: another attempt pushed %s first; this later checkpoint wins", run_id, theirs[:12])
+    raise CheckpointError(
+        f"checkpoint {head[:12]} of run {run_id} is committed in {path} but was not pushed to {run_branch}: "
+        f"{_last_line(said)}; the next checkpoint pushes it, or run `git -C {path} push origin "
+        f"HEAD:refs/heads/{run_branch}`"
+    )
 
 
-def checkpoint(workspace: Path, run_id: str, reason: str) -> str | None:
+def _commit(path: Path, run_id: str, reason: str, *, empty: bool = False) -> bool:
+    """Commit everything in ``path`` (an empty commit too with ``empty``); whether a commit was made."""
+    identity = _identity(path)
+    _git(path, "add", "--all")
+    staged = _git(path, "diff", "--cached", "--quiet", check=False).returncode != 0
+    if not (staged or empty):
+        return False
+    _git(
+        path,
+        *identity,
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        *(["--allow-empty"] if empty else []),
+        "--message",
+        _message(run_id, reason, datetime.now(UTC)),
+    )
+    return True
+
+
+def _refused(claim: BranchClaim, exc: CheckpointRefused) -> CheckpointRefused:
+    """Remember the refusal on the claim and log it — once per attempt: every later push is refused unsaid."""
+    if not claim.refused:
+        claim.refused = str(exc)
+        log.warning("%s", exc)  # it names the run
+    return exc
+
+
+def checkpoint(workspace: Path, run_id: str, reason: str, claim: BranchClaim | None = None) -> str | None:
     """Commit everything in ``workspace`` (untracked files too, .gitignore respected) and push it to
     ``flower/<run-id>``; the commit's sha, or None when nothing changed and the branch is already pushed.
 
-    The author is "flower <flower@localhost>" unless git is configured with one; commit hooks are not run (a
-    checkpoint records the files as they are). A push that fails keeps the local commit and raises
-    `CheckpointError` saying what to do; a rejected push is retried after fetching (see the module docstring).
-    Blocking: call it from a worker thread in async code (`periodic_checkpoints` does).
+    The push lands only on the commit ``claim`` last pushed (an attempt's claim, see `claim_branch`; without
+    one, on the commit this workspace last pushed or fetched). A branch that moved on since is
+    `CheckpointRefused` (logged once per claim; nothing pushed, and with a refused claim nothing is committed
+    either). The author is "flower <flower@localhost>" unless git is configured with one; commit hooks are not
+    run (a checkpoint records the files as they are). A push that fails otherwise keeps the local commit and
+    raises `CheckpointError` saying what to do. Blocking: call it from a worker thread in async code
+    (`periodic_checkpoints` does).
     """
     run_branch = _branch(_check_run_id(run_id))
     path = Path(workspace)
+    if claim is not None and claim.refused:
+        raise CheckpointRefused(claim.refused)
     if not (path / ".git").exists():
         raise CheckpointError(f"{path} is not a git workspace; prepare it with prepare_workspace first")
     with _lock(path):
-        identity = _identity(path)
-        _git(path, "add", "--all")
-        staged = _git(path, "diff", "--cached", "--quiet", check=False).returncode != 0
-        if staged:
-            _git(
-                path,
-                *identity,
-                "-c",
-                "commit.gpgsign=false",
-                "commit",
-                "--quiet",
-                "--no-verify",
-                "--message",
-                _message(run_id, reason, datetime.now(UTC)),
-            )
+        staged = _commit(path, run_id, reason)
         head = _rev(path, "HEAD")
         if head is None:
             return None  # an empty repository with nothing to commit: nothing to checkpoint
-        if not staged and _rev(path, f"refs/remotes/origin/{run_branch}") == head:
+        base = claim.base if claim is not None else _rev(path, f"refs/remotes/origin/{run_branch}")
+        if not staged and base == head:
             return None
-        _push(path, run_id, identity)
-        return _out(path, "rev-parse", "HEAD")
+        try:
+            pushed = _push(path, run_id, base)
+        except CheckpointRefused as exc:
+            raise exc if claim is None else _refused(claim, exc) from None
+        if claim is not None:
+            claim.base = pushed
+        return pushed
+
+
+def claim_branch(workspace: Path, run_id: str, reason: str) -> BranchClaim:
+    """Claim ``flower/<run-id>`` for the attempt that just prepared ``workspace``: an empty commit (``reason``
+    says whose) pushed onto the commit the workspace restored or last pushed, so every later push of an earlier
+    attempt of the run is refused. Raises `CheckpointRefused` when the branch moved on since the workspace was
+    prepared (prepare it again: another attempt pushed meanwhile), `CheckpointError` when it cannot be pushed.
+    Blocking, as `checkpoint`."""
+    run_branch = _branch(_check_run_id(run_id))
+    path = Path(workspace)
+    with _lock(path):
+        base = _rev(path, f"refs/remotes/origin/{run_branch}")
+        _commit(path, run_id, reason, empty=True)
+        try:
+            return BranchClaim(run_id, _push(path, run_id, base))
+        except CheckpointError:
+            # Unpushed, the empty commit would only stand between this workspace and the next restore.
+            _git(path, "reset", "--quiet", "--soft", "HEAD^", check=False)
+            raise
 
 
 def pushed_checkpoint(workspace: Path, run_id: str) -> str | None:
@@ -397,11 +459,18 @@ def pushed_checkpoint(workspace: Path, run_id: str) -> str | None:
 
 
 @asynccontextmanager
-async def periodic_checkpoints(workspace: Path, run_id: str, every: float) -> AsyncIterator[None]:
+async def periodic_checkpoints(
+    workspace: Path,
+    run_id: str,
+    every: float,
+    claim: BranchClaim | None = None,
+    on_refused: Callable[[str], object] | None = None,
+) -> AsyncIterator[None]:
     """A checkpoint every ``every`` seconds while the block runs, each in a worker thread (git never blocks the
-    event loop). A failed checkpoint is logged and the next one tries again; leaving the block waits for a
-    checkpoint in progress (a commit is never cut in half) and takes none more — the caller's step-end
-    checkpoint follows."""
+    event loop), pushed onto ``claim`` (see `checkpoint`). A failed checkpoint is logged and the next one tries
+    again; a refused one (a later attempt claimed the branch) ends the checkpoints and calls ``on_refused`` with
+    why, from the event loop (the attempt is superseded: stop it). Leaving the block waits for a checkpoint in
+    progress (a commit is never cut in half) and takes none more — the caller's step-end checkpoint follows."""
     _check_run_id(run_id)
     if not every > 0:
         raise ValueError(f"every must be a positive number of seconds, not {every!r}")
@@ -411,7 +480,11 @@ async def periodic_checkpoints(workspace: Path, run_id: str, every: float) -> As
             await anyio.sleep(every)
             try:
                 # Not abandoned on cancellation: the block's exit waits for the git commands to finish.
-                await anyio.to_thread.run_sync(checkpoint, workspace, run_id, "periodic")
+                await anyio.to_thread.run_sync(checkpoint, workspace, run_id, "periodic", claim)
+            except CheckpointRefused as exc:  # logged once by `checkpoint`; nothing of this attempt pushes again
+                if on_refused is not None:
+                    on_refused(str(exc))
+                return
             except Exception as exc:  # noqa: BLE001 - a failed periodic checkpoint must not stop the step
                 log.warning("run %s: periodic checkpoint of %s failed: %s", run_id, workspace, exc)
 

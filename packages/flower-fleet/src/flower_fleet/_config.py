@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from temporalio.client import Client
+from temporalio.client import Client
+from temporalio.service import TLSConfig
 
 __all__ = ["DEFAULT_ROOT", "DEFAULT_TASK_QUEUE", "FleetConfig", "FleetConfigError"]
 
@@ -78,9 +78,6 @@ class FleetConfig:
 
     async def client(self) -> Client:
         """A client of the server; raises `FleetConfigError` when it cannot be reached, saying where it looked."""
-        from temporalio.client import Client
-        from temporalio.service import TLSConfig
-
         self.check()
         tls: TLSConfig | bool = False
         if self.tls:

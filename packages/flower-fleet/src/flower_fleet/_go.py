@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._model import PhaseInput, StepOutcome
+from flower_cli import GoFlow, GoSettings, NotesPaths, RunResult, build_go_flow, go_workbench
+
+from ._model import GoSpec, PhaseInput, StepOutcome
 from ._questions import PausingChannel, answer_note
 from ._runner import FleetRunner
 from ._workspace import Prepared, checkpoints_while
@@ -35,15 +37,11 @@ async def run_phase(
 
     ``holder["runner"]`` is set to the phase's `FleetRunner` as soon as it exists (the heartbeats read its
     sessions)."""
-    from flower_cli import GoSettings, NotesPaths, build_go_flow, go_workbench
-
     spec = given.spec
     go = spec.go
     if go is None:
         raise ValueError(f"run {spec.run_id} is not a go run")
-    label = phase_label(given.phase, given.round_no)
     workbench = go_workbench(prepared.path)
-    paths = NotesPaths.of(workbench.notes)
     settings = GoSettings(
         ask=go.ask,
         rounds=go.rounds,
@@ -51,29 +49,8 @@ async def run_phase(
         asks=go.asks,
         timeout=math.inf if go.question_timeout is None else go.question_timeout,
     )
-
-    def own() -> bool:
-        runner = holder.get("runner")
-        flying = runner.in_flight if runner is not None else None
-        return flying is not None and flying.split("#", 1)[0] == given.phase
-
-    channel = PausingChannel(
-        own=own,
-        max_asks=None if go.asks is None else max(0, go.asks - given.asks_used),
-        timeout_s=settings.timeout_s,
-        log_path=paths.qa_log,
-        amend_path=paths.brief,
-    )
-    note = ""
-    if given.question:
-        note = answer_note(given.question, given.answer, timed_out=given.timed_out, channel=channel)
-        # The Q&A log, as `flower go` keeps it: the question and what became of it while the phase was paused.
-        if given.timed_out:
-            channel.log_settled(given.question, "timeout")
-        elif given.answer.strip():
-            channel.log_settled(given.question, "answered", given.answer)
-        else:
-            channel.log_settled(given.question, "declined")
+    channel = _channel(given, go, settings, NotesPaths.of(workbench.notes), holder)
+    note = _settle_answer(given, channel)
     runner = FleetRunner(runtime, spec.run_id, epoch=epoch, restored_note=prepared.note, answer_note=note)
     holder["runner"] = runner
     flow = build_go_flow(settings, channel=channel, workbench=workbench)
@@ -84,7 +61,7 @@ async def run_phase(
             await runner.halt(PAUSED)
 
         channel.pause = pause
-        async with checkpoints_while(prepared, spec, every):
+        async with checkpoints_while(prepared, spec, every, runner.supersede):
             done = await flow.run_phase(
                 runner,
                 given.phase,
@@ -93,6 +70,48 @@ async def run_phase(
                 work_session=given.work_session or None,
                 feedback=given.feedback,
             )
+    return _outcome(given, flow, runner, channel, done)
+
+
+def _channel(
+    given: PhaseInput, go: GoSpec, settings: GoSettings, paths: NotesPaths, holder: dict[str, Any]
+) -> PausingChannel:
+    """The phase's human channel: a question from the launch the phase is running pauses it."""
+
+    def own() -> bool:
+        runner = holder.get("runner")
+        flying = runner.in_flight if runner is not None else None
+        return flying is not None and flying.split("#", 1)[0] == given.phase
+
+    return PausingChannel(
+        own=own,
+        max_asks=None if go.asks is None else max(0, go.asks - given.asks_used),
+        timeout_s=settings.timeout_s,
+        log_path=paths.qa_log,
+        amend_path=paths.brief,
+    )
+
+
+def _settle_answer(given: PhaseInput, channel: PausingChannel) -> str:
+    """For a phase continued after a question: what its session is told, and the Q&A log's entry for it, as
+    `flower go` keeps it (answered, declined or timed out while the phase was paused). "" when none."""
+    if not given.question:
+        return ""
+    note = answer_note(given.question, given.answer, timed_out=given.timed_out, channel=channel)
+    if given.timed_out:
+        channel.log_settled(given.question, "timeout")
+    elif given.answer.strip():
+        channel.log_settled(given.question, "answered", given.answer)
+    else:
+        channel.log_settled(given.question, "declined")
+    return note
+
+
+def _outcome(
+    given: PhaseInput, flow: GoFlow, runner: FleetRunner, channel: PausingChannel, done: RunResult | None
+) -> StepOutcome:
+    """What the phase ended with: the question it paused on, the halt that stopped it, or its result."""
+    label = phase_label(given.phase, given.round_no)
     asks_used = given.asks_used + channel.used
     if channel.paused is not None:
         question, options = channel.paused

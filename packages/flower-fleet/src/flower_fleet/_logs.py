@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from temporalio.api.enums.v1 import EventType
+
 __all__ = ["history_lines"]
 
 
 def history_lines(history: Any) -> list[str]:
-    from temporalio.api.enums.v1 import EventType
-
     steps: dict[int, str] = {}  # the scheduled event's id -> the step (activity id)
     lines: list[str] = []
     for event in history.events:

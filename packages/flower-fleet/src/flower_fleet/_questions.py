@@ -21,6 +21,8 @@ import anyio
 
 from flower_cli import HumanChannel
 
+from ._runner import ANSWER_NOTE
+
 __all__ = ["PausingChannel", "answer_note"]
 
 
@@ -67,8 +69,6 @@ class PausingChannel(HumanChannel):
 def answer_note(question: str, answer: str, *, timed_out: bool, channel: HumanChannel) -> str:
     """What the continued session is told (``{where}`` is filled by the runner: where the workspace came from):
     the question and the answer, or go's text for a question nobody answered in time or the person skipped."""
-    from ._runner import ANSWER_NOTE
-
     if timed_out:
         reply = channel.timeout_text
     elif answer.strip():

@@ -4,6 +4,7 @@ session from the store instead of starting over."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,11 @@ class FleetRunner:
     that is still alive (its heartbeats stalled) can never append to it again. A launch the workflow engine
     aims at another session (``resume_from``, a gate's next round) takes the lease at the next epoch as any
     step would: that session's own step ended, and released it.
+
+    Superseded: an attempt that learns a later one took its step over — a launch that ends "taken over" (its
+    lease renewal or a fenced append was refused), a checkpoint push refused (`supersede`, from the periodic
+    checkpoints), a cancel (the activity's heartbeat found the attempt timed out) — halts at once: its Claude
+    Code is interrupted before it sends the model another request, and no launch follows.
     """
 
     def __init__(
@@ -67,6 +73,7 @@ class FleetRunner:
         self.in_flight: str | None = None  # the label of the launch running now (None: none, e.g. in a gate)
         self.halted = ""  # why this attempt was halted (`halt`); "" while it runs on
         self._scope: anyio.CancelScope | None = None
+        self._halting: asyncio.Future[None] | None = None  # the halt `supersede` started (kept: not collected)
 
     def halting(self) -> anyio.CancelScope:
         """The scope a halted attempt unwinds to: run the step (or phase) inside it (``with runner.halting():``)."""
@@ -85,6 +92,14 @@ class FleetRunner:
             await self.runtime.stop(reason)  # `run` cancels the scope once the runtime has recorded the launch
         elif self._scope is not None:
             self._scope.cancel()  # between launches (a gate deciding): nothing to end first
+
+    def supersede(self, reason: str) -> None:
+        """Halt this attempt, for ``reason`` (a later attempt took the step over), without waiting: callable from
+        any task of the event loop running the step, also one that the halt itself cancels (the periodic
+        checkpoints run inside `halting`). The halt runs in a task of its own, as a cancel's does."""
+        if self.halted or self._halting is not None:
+            return
+        self._halting = asyncio.ensure_future(self.halt(f"superseded: {reason}"))
 
     @property
     def workbench(self) -> Any:
@@ -150,6 +165,10 @@ class FleetRunner:
             )
         finally:
             self.in_flight = None
+        if not self.halted and (result.error or "").startswith(Runtime.TAKEN_OVER):
+            # The lease says a later attempt drives the session now: this attempt goes no further (no retry of
+            # the launch, no next launch), as if halted.
+            self.halted = f"superseded: {result.error}"
         if self.halted:
             await self._unwind()
         return result
