@@ -114,7 +114,7 @@ def test_peak_memory_follows_the_largest_session_not_the_number_of_sessions(tmp_
 def test_the_page_places_every_turn_of_the_run_in_time_order() -> None:
     """The chart's x axis: all main-thread turns sorted by time (unstamped last; ties by session, then turn),
     found by merging each session's sorted turns — the same order as one sort of all of them."""
-    from flower_cli.analyze._model import SessionReport, ThreadStats
+    from flower_cli.analyze import SessionReport, ThreadStats
     from flower_cli.analyze._page import _Axis
 
     rng = random.Random(3)

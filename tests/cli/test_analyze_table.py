@@ -16,17 +16,18 @@ from typing import Any
 import anyio
 import pytest
 
-from flower_cli.analyze import RunReport, render_table
-from flower_cli.analyze._layout import paragraph, shorten_middle, wrap
-from flower_cli.analyze._model import Mark, SessionReport, StepReport, ThreadStats, WorkSplit
-from flower_cli.analyze._table import (
-    DEFAULT_WIDTH,
-    SESSION_COLUMNS,
-    SESSION_HEADERS,
-    STEP_COLUMNS,
-    STEP_HEADERS,
+from flower_cli.analyze import (
+    Mark,
+    RunReport,
+    SessionReport,
+    StepReport,
+    ThreadStats,
+    WorkSplit,
+    render_table,
     table_width,
 )
+from flower_cli.analyze._layout import paragraph, shorten_middle, wrap
+from flower_cli.analyze._table import DEFAULT_WIDTH, SESSION_COLUMNS, SESSION_HEADERS, STEP_COLUMNS, STEP_HEADERS
 from flower_stores import SqliteSessionStore
 
 LONG_DIR = "/home/someone/projects/" + "a-rather-deeply-nested-client-project/" * 3 + "workspace/runs"

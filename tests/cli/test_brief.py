@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Brief
-from flower_cli.go._brief import FORMAT, RUNNING_LABEL, WAKE_LABEL
+from flower_cli.go import WAKE_LABEL
+from flower_cli.go._brief import FORMAT, RUNNING_LABEL
 
 # A clarifier's answer in the original flower's Chinese format ("## 目标" … "## 未知与假设"), which must still parse.
 CHINESE_BRIEF = """好的,需求已经问清楚了,确认书如下。

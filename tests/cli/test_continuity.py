@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from flower_cli import Brief, Goal, Lineage, NotesPaths, archive_for_new, wake_banner, wake_state
-from flower_cli.go._continuity import WakeState, format_tokens
+from flower_cli.go import WakeState
+from flower_cli.go._continuity import format_tokens
 
 BRIEF = Brief(goal="a ledger CLI", acceptance="add and report work", boundaries="no GUI", unknowns="CNY only")
 GOAL = Goal("The ledger works.", ("add appends a row", "report sums by category", "tests pass"))

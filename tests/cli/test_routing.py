@@ -6,19 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from flower_cli.go import route_eof, route_json, route_line
 from flower_cli.go._human import Ask
-from flower_cli.go._routing import (
-    Answer,
-    Aside,
-    Decline,
-    Ignore,
-    Invalid,
-    Route,
-    SendMail,
-    route_eof,
-    route_json,
-    route_line,
-)
+from flower_cli.go._routing import Answer, Aside, Decline, Ignore, Invalid, Route, SendMail
 
 
 @dataclass

@@ -65,8 +65,8 @@ async def test_a_bare_sdk_store_gets_the_layers_and_answers_what_flower_asks(
             for b in e["message"]["content"]
             if b.get("type") == "tool_result"
         ]
-        assert sum(1 for t in texts if t == "X" * 5000) == 20, "the newest 20 stay whole"
-        assert sum(1 for t in texts if isinstance(t, str) and "spill" in t) == 5, "older big results are trimmed"
+        assert sum(1 for t in texts if t == "X" * 5000) == 10, "the newest 10 stay whole"
+        assert sum(1 for t in texts if isinstance(t, str) and "spill" in t) == 15, "older big results are trimmed"
         stored = await bare.load(key)  # type: ignore[arg-type]
         assert stored is not None and len(stored) == 51, "the stored copy is never rewritten"
     finally:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from flower_cli import AgentSpec, Event, HumanChannel, Runtime
+from flower_cli.go import route_line
 from flower_cli.go._human import TIMEOUT_TEXT
-from flower_cli.go._routing import Answer, route_line
+from flower_cli.go._routing import Answer
 from harness import ScriptedServer, Text, ToolUse, result_text
 
 pytestmark = pytest.mark.e2e

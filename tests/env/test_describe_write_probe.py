@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 from env._sources import EnvSources
 
-from flower_env import describe, load_dotenv, probe_credentials, settings, setup_values, user_env_path, write_user_env
-from flower_env._write import EnvFileError
+from flower_env import (
+    EnvFileError,
+    describe,
+    load_dotenv,
+    probe_credentials,
+    settings,
+    setup_values,
+    user_env_path,
+    write_user_env,
+)
 from harness import (
     ApiError,
     Hang,

@@ -37,7 +37,7 @@ def _reference(
     if ephemeral is not None and ephemeral.enabled:
         current, step = expire(current, ephemeral)
         report += step
-    if trim_policy is not None and trim_policy.enabled:
+    if trim_policy is not None:  # (disabled, it still masks a long session: see TrimPolicy.mask_over)
         current, step = trim(current, trim_policy, workspace)
         report += step
     if prune_policy is not None:
@@ -127,6 +127,7 @@ policies = st.fixed_dictionaries(
                 enabled=st.booleans(),
                 keep_recent=st.integers(0, 3),
                 min_chars=st.sampled_from([40, 1000, 2000]),
+                mask_over=st.sampled_from([None, 0, 3000, 50_000]),
             ),
         ),
         "prune_policy": st.one_of(

@@ -41,6 +41,7 @@ def spill_guard(
     characters. A call that reads a spill file — by any path form — is passed through untouched, so the
     pointer's "Read it for the full text" never loops. ``main_only`` leaves subagents' outputs alone.
     """
+    # Imported here: the SDK takes ~1 s to import; `flower analyze` imports this package, builds no hook
     from claude_agent_sdk import HookMatcher
 
     if threshold < 1:
@@ -85,6 +86,7 @@ def index_guard(workbench: Workbench, *, tools: str = INDEXED_TOOLS) -> HookMatc
     workbench's names, sizes and mtimes are compared with the last refresh, which costs a directory walk
     and no file reads.
     """
+    # Imported here: the SDK takes ~1 s to import; `flower analyze` imports this package, builds no hook
     from claude_agent_sdk import HookMatcher
 
     def respond(data: dict[str, Any]) -> None:

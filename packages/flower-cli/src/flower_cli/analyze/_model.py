@@ -372,6 +372,9 @@ class StepReport:
     spilled: int = 0
     spilled_kept_out: int = 0
     api_errors: int = 0
+    # What each resume's load sent and trimmed, as the runtime recorded it (the manifest row's ``loads``: the
+    # session, `flower_stores.LoadReport`'s numbers and its summary).
+    loads: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import flower_stores
+
 from ._model import EMPTY_SPLIT, Mark, RunReport, SessionReport, StepReport, ThreadStats, WorkSplit, share
 from ._source import RunData, Transcript
 from ._transcript import ThreadReader, window_stats
@@ -34,8 +36,6 @@ def _on_resume(entries: Iterable[Mapping[str, Any]], workspace: Path) -> dict[st
     transcript or writing a spill file, and the stored entries are not touched. ``entries`` is read once, as
     they come (see `_session`).
     """
-    import flower_stores
-
     report = flower_stores.rewrite_report(
         entries,
         workspace,
@@ -150,6 +150,7 @@ def _step(row: Mapping[str, Any]) -> StepReport:
         duration_s=round(_number(row.get("duration_s")), 2),
         started_at=_number(row.get("started_at")),
         ended_at=_number(row.get("ended_at")),
+        loads=[dict(load) for load in row.get("loads") or [] if isinstance(load, Mapping)],
     )
 
 

@@ -13,12 +13,13 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import anyio
+
+from flower_stores import SqliteSessionStore, StoreError, StoreUrlError, describe_store_url, store_from_url
 
 from .._shared.files import read_json
-
-if TYPE_CHECKING:
-    from flower_stores import SqliteSessionStore
 
 __all__ = ["AnalyzeError", "RunData", "Transcript", "read_run", "read_store_run", "resolve_run_dir"]
 
@@ -104,8 +105,6 @@ def _read_manifest(path: Path) -> list[dict[str, Any]]:
 
 
 def _unreadable(db: Path, exc: Exception) -> AnalyzeError:
-    from flower_stores import StoreError
-
     if isinstance(exc, StoreError):
         return AnalyzeError(UNREADABLE, f"{exc}; analyze opens it read-only and changed nothing")
     if isinstance(exc, sqlite3.Error):
@@ -134,8 +133,6 @@ def _transcripts(db: Path) -> Iterator[Transcript]:
     Only reading raises here — opening, listing, or parsing an entry as it is iterated — and whatever it
     raises becomes an `AnalyzeError` that names the file.
     """
-    from flower_stores import SqliteSessionStore, StoreError
-
     errors = (StoreError, sqlite3.Error, ValueError)
 
     def entries(key: Any) -> Iterator[Entry]:
@@ -184,9 +181,6 @@ def _named_sessions(rows: list[dict[str, Any]], lineage: dict[str, str]) -> set[
 
 def _store_transcripts(store: Any, where: str, wanted: set[str]) -> Iterator[Transcript]:
     """The sessions of ``wanted`` found in ``store`` (in any project), one at a time; closes the store at the end."""
-    import anyio
-
-    from flower_stores import StoreError
 
     def failed(exc: Exception) -> AnalyzeError:
         return AnalyzeError(UNREADABLE, f"cannot read {where}: {exc}; analyze opened it read-only and changed nothing")
@@ -225,8 +219,6 @@ def _store_transcripts(store: Any, where: str, wanted: set[str]) -> Iterator[Tra
 def read_store_run(url: str, run_id: str) -> RunData:
     """A run's records and sessions from the store at ``url`` (read-only), or an `AnalyzeError`: a malformed URL
     or a run the store does not know is exit 2, a store that cannot be opened exit 3, one that fails to read 1."""
-    from flower_stores import StoreError, StoreUrlError, describe_store_url, store_from_url
-
     try:
         store = store_from_url(url, read_only=True)
     except StoreUrlError as exc:

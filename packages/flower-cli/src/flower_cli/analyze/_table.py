@@ -8,8 +8,8 @@ line per row (``STEP_HEADERS``, ``SESSION_HEADERS``; the HTML page's tables are 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
 
 from ._layout import Column, grid, grid_rows, paragraph, shorten_middle, wrap
 from ._model import RunReport, SessionReport, StepReport
@@ -143,7 +143,19 @@ def step_events(step: StepReport) -> str:
         said.append(f"{human(step.spilled_kept_out)} kept out")  # by spills: what the wide table's "kept out" says
     if step.api_errors:
         said.append(_plural(step.api_errors, "failed request"))
+    said.extend(_load_said(load) for load in step.loads if _load_said(load))
     return ", ".join(said) or "-"
+
+
+def _load_said(load: Mapping[str, Any]) -> str:
+    """What one resume's load trimmed, in a few words ("" when it trimmed nothing)."""
+    moved = sum(n for key in ("trimmed", "fitted") if isinstance(n := load.get(key), int))
+    saved = load.get("chars_saved")
+    saved = saved if isinstance(saved, int) else 0
+    sent, budget = load.get("sent_chars"), load.get("budget")
+    if isinstance(sent, int) and isinstance(budget, int) and budget and sent > budget:
+        return f"resume over budget ({human(sent)}/{human(budget)} chars)"
+    return f"resume trimmed {moved} ({human(saved)} chars)" if moved else ""
 
 
 def session_details(session: SessionReport, *, steps: bool = False) -> list[str]:

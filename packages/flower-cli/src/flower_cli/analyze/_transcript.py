@@ -19,6 +19,9 @@ from datetime import datetime
 from string import Formatter
 from typing import Any, TypeGuard
 
+from flower_stores import TrimPolicy
+from flower_workbench import spill_pointers
+
 from ._model import Mark, ThreadStats
 
 __all__ = [
@@ -87,8 +90,6 @@ _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 def _trim_pattern() -> tuple[str, re.Pattern[str]]:
     """A regex for flower_stores' trim pointer, built from its own ``TrimPolicy.text`` (one owner of the format),
     and the literal it starts with: a plain substring test rules out most results faster than the regex."""
-    from flower_stores import TrimPolicy
-
     pattern = ""
     lead: str | None = None
     for literal, field_name, _spec, _conversion in Formatter().parse(TrimPolicy().text):
@@ -119,9 +120,6 @@ class _Reader:
     """The numbers of one transcript, entry by entry; `ThreadReader` walks it."""
 
     def __init__(self, name: str) -> None:
-        from flower_workbench import spill_pointers
-
-        self.spill_pointers = spill_pointers
         self.stats = ThreadStats(name=name)
         self._turns: dict[str, int] = {}  # message id -> position in stats.turns
 
@@ -184,7 +182,7 @@ class _Reader:
                 text = _result_text(block)
                 stats.chars += len(text)
                 # What a pointer keeps out: the output's full size less what the model still reads instead.
-                pointers = self.spill_pointers(text)
+                pointers = spill_pointers(text)
                 if pointers:
                     spilled = [size for size, _path in pointers]
                     stats.spill_files.update(path.rsplit("/", 1)[-1] for _size, path in pointers)

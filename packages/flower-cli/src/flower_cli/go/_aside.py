@@ -22,11 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime import Event
+import anyio
+
+import flower_resilience
+
+from ..roles import oracle
+from ..runtime import Event, Runtime, explain
 from ._continuity import NotesPaths
 
 if TYPE_CHECKING:
-    from ..runtime import AgentSpec, Runtime
+    from ..runtime import AgentSpec
 
 __all__ = [
     "ASIDE_DIR",
@@ -82,8 +87,6 @@ class AsideAnswer:
 
 def aside_spec(max_budget_usd: float = 0.05) -> AgentSpec:
     """The aside's role: the read-only oracle, offered only `ASIDE_TOOLS`, refusing anything else, capped."""
-    from ..roles import oracle
-
     spec = oracle(ASIDE_STEP, instructions=ASIDE_RULES, max_turns=_MAX_TURNS, max_budget_usd=max_budget_usd)
     return dataclasses.replace(
         spec,
@@ -172,10 +175,6 @@ def _failure_line(error: str, max_budget_usd: float) -> str:
 
 
 def _open_runtime(workspace: Path, run_dir: Path) -> Runtime:
-    import flower_resilience
-
-    from ..runtime import Runtime
-
     # No workbench (the aside reads the workspace, not the run's notes index), no handoff (one short
     # answer never fills a window), no retries (a side question fails fast rather than waiting out an outage).
     return Runtime(
@@ -188,8 +187,6 @@ def _open_runtime(workspace: Path, run_dir: Path) -> Runtime:
 
 
 def _setup_problem(exc: Exception, aside_dir: Path) -> str:
-    from ..runtime import explain
-
     found = explain(exc, store=aside_dir / "sessions.db", elsewhere="point -r at another run dir")
     message = found[1] if found is not None else f"{type(exc).__name__}: {exc}"
     return f"the side question could not start: {_one_line(message, 2 * _ERROR_CHARS)}"
@@ -212,8 +209,6 @@ async def answer_aside(
     the aside's events, each with ``payload["aside"] = True``; an exception it raises is ignored. The SDK
     stops the aside at ``max_budget_usd``.
     """
-    import anyio
-
     text = question.strip()
     if not text:
         return AsideAnswer("the side question is empty: type it right after the ?", 0.0, None, False)

@@ -38,6 +38,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from ..runtime import Event
+from ._aside import answer_aside, aside_context, progress_line
 from ._routing import Answer, Aside, Decline, Ignore, Invalid, SendMail, route_eof, route_json, route_line
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ def line_mode_terminal(fd: int) -> Iterator[bool]:
     Yields whether the terminal was changed; it is restored on the way out, whatever happens.
     """
     try:
+        # Imported here: POSIX only; the import is the platform check
         import termios
     except ImportError:  # not a POSIX terminal: Ctrl-C stays a signal
         yield False
@@ -142,12 +144,7 @@ def _read_stdin(fd: int, push: Callable[[InputItem], bool], *, ctrl_c: bool) -> 
 
 
 async def ask_aside(question: str, *, workspace: Path, run_dir: Path, context: str) -> tuple[bool, str, float]:
-    """A side question, answered by the read-only side runtime under ``<run_dir>/aside``: (answered, text, cost).
-
-    Imported here, not at the top: the aside runtime imports the SDK, which ``flower --help`` must not pay for.
-    """
-    from ._aside import answer_aside
-
+    """A side question, answered by the read-only side runtime under ``<run_dir>/aside``: (answered, text, cost)."""
     answer = await answer_aside(question, workspace=workspace, run_dir=run_dir, context=context)
     return bool(answer.ok), str(answer.text), float(answer.cost_usd)
 
@@ -185,8 +182,6 @@ class GoDriver:
     # --- output -------------------------------------------------------------------------------------
 
     def _event(self, event: Event) -> None:
-        from ._aside import progress_line
-
         line = progress_line(event)
         if line is not None:
             self.recent.append(line)
@@ -344,8 +339,6 @@ class GoDriver:
         self._asides.start_soon(self._aside, question)
 
     async def _aside(self, question: str) -> None:
-        from ._aside import aside_context
-
         context = (
             aside_context(self.notes_dir, list(self.recent)) if self.notes_dir is not None else "\n".join(self.recent)
         )

@@ -24,8 +24,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower_workbench import Workbench
+
+from ..roles import clarify, coordinator, judge, worker
 from ..runtime import Event
-from ..workflow import Ctx, RunContext, RunResult, Step, StepAbort, StepRunner, Workflow
+from ..workflow import Ctx, RunContext, RunResult, Step, StepAbort, StepRunner, Workflow, WorkflowError
 from ._brief import Brief
 from ._continuity import NotesPaths
 from ._goal import Goal
@@ -33,8 +36,6 @@ from ._settings import GoSettings
 from ._verdict import UNREACHABLE_OPTIONS, Verdict, unreachable_choice, unreachable_question
 
 if TYPE_CHECKING:
-    from flower_workbench import Workbench
-
     from ..runtime import StepResult
     from ._human import HumanChannel
 
@@ -68,9 +69,7 @@ def judge_label(step: str, round_no: int) -> str:
 def go_workbench(workspace: Path | str, *, isolate: bool = False) -> Workbench:
     """Where ``go`` keeps its notes: ``<workspace>/.flower``, or beside the workspace when workers get their
     own git worktrees (the workbench is what they share, so it cannot live inside any one of them)."""
-    import flower_workbench
-
-    wb = flower_workbench.Workbench.beside(workspace) if isolate else flower_workbench.Workbench(Path(workspace))
+    wb = Workbench.beside(workspace) if isolate else Workbench(Path(workspace))
     return wb.ensure()
 
 
@@ -133,8 +132,6 @@ class GoFlow(Workflow):
         the goal are read from the notes, as a wake reads them; `state` holds what the phase learned (the
         verdict: achieved, not yet, unreachable and accepted). Raises `WorkflowError` for an unknown phase.
         """
-        from ..workflow import WorkflowError
-
         self.state.clear()
         self._load_notes()
         if phase != WORK:
@@ -210,14 +207,12 @@ def why_nothing(step: str, result: StepResult, *, tries: int, missing: tuple[str
 
 def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Workbench) -> GoFlow:
     """The workflow ``flower go`` runs (it also serves a program that wants the same path)."""
-    from ..roles import clarify, coordinator, judge, worker
-
     paths = NotesPaths.of(workbench.notes)
     state = GoState()
-    steps = [_clarify_step(settings, channel, paths, clarify, state)]
+    steps = [_clarify_step(settings, channel, paths, state)]
     if not settings.clarify_only:
         if settings.goal:
-            steps.append(_goal_step(settings, channel, paths, judge, state))
+            steps.append(_goal_step(settings, channel, paths, state))
         team = {
             "coder": worker(
                 "Writes code and tests: send it every piece of hands-on implementation.",
@@ -238,7 +233,7 @@ def build_go_flow(settings: GoSettings, *, channel: HumanChannel, workbench: Wor
 # --- clarify ------------------------------------------------------------------------------------------
 
 
-def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, clarify: Any, state: GoState) -> Step:
+def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, state: GoState) -> Step:
     def when(ctx: Ctx) -> bool:
         on_disk = Brief.load(paths.brief)
         if on_disk.complete:
@@ -295,7 +290,7 @@ def _clarify_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths
 # --- goal ---------------------------------------------------------------------------------------------
 
 
-def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, judge: Any, state: GoState) -> Step:
+def _goal_step(settings: GoSettings, channel: HumanChannel, paths: NotesPaths, state: GoState) -> Step:
     def when(ctx: Ctx) -> bool:
         on_disk = Goal.load(paths.goal)
         if on_disk.complete and not settings.amended:

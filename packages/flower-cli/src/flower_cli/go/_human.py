@@ -33,6 +33,7 @@ from typing import Any, Literal
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+from claude_agent_sdk import create_sdk_mcp_server, tool
 
 from ..runtime import Event
 from ._brief import RUNNING_LABEL, Brief
@@ -199,8 +200,6 @@ class HumanChannel:
         return {self.server_name: self._server}
 
     def _build_server(self) -> Any:
-        from claude_agent_sdk import create_sdk_mcp_server, tool
-
         @tool(self.ask_tool_name, _ASK_DESCRIPTION, _ASK_SCHEMA)
         async def ask(args: dict[str, Any]) -> dict[str, Any]:
             options = args.get("options")

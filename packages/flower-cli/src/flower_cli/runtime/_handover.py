@@ -13,8 +13,11 @@ from dataclasses import replace
 
 from claude_agent_sdk import SessionStore
 
+from flower_stores import LoadReport
+
 from ._events import normalize
 from ._handoff import Decision, HandoffLoop, QuietRound
+from ._handoff._salvage import Salvage, salvage, salvaged
 from ._launcher import Launch, Launcher
 from ._record import absorb
 from ._result import StepResult
@@ -32,17 +35,39 @@ async def make_room(
     session_store: SessionStore,
 ) -> Launch:
     """The first launch, unless the session it continues is already past the handoff point (``context_of`` its
-    context): then that session is handed off first, so the new words reach a session with room for them
-    (a turn that ends its step never hands off: there was nothing left to hand over then)."""
+    context) or its history cannot fit the load budget even trimmed: then that session is handed off first, so
+    the new words reach a session with room for them (a turn that ends its step never hands off: there was
+    nothing left to hand over then).
+
+    Every load of the step fits the budget the window gives (`HandoffPolicy.load_budget`); a resumed or forked
+    session's load is run here first, and what it trimmed is recorded in the step's result (``loads``)."""
     handoffs, resume = state.handoffs, launch.resume
+    budget = launcher.load_budget(state.spec)
+    launcher.store.use_budget(budget)
+    report = await _resume_load(launcher, state, resume) if resume else None
     if handoffs is None or not resume or launch.fork or launch.resume_at:
         return launch
-    decision = handoffs.before(context_of(resume), stopped=state.workers.live_names())
+    stopped = state.workers.live_names()
+    if report is not None and report.over_budget:  # not even a round to write a handoff could be sent
+        decision = handoffs.too_big(report.sent_chars, report.budget, stopped=stopped)
+    else:
+        decision = handoffs.before(context_of(resume), stopped=stopped)
     if not decision.hands_off:
         return launch
     state.result.session_id = resume
     successor = await hand_over(launcher, state, handoffs, decision, session_store)
     return Launch(launcher.first_prompt(state.spec, f"{successor}\n\n---\n\n{state.prompt}", None))
+
+
+async def _resume_load(launcher: Launcher, state: StepState, session_id: str) -> LoadReport | None:
+    """The layers' load of the session a launch resumes, run first: its report joins the step's ``loads``."""
+    try:
+        report = await launcher.store.resume_report(session_id)
+    except Exception:  # noqa: BLE001 - a store that cannot load here fails the launch itself, with its own words
+        return None
+    if report is not None:
+        state.result.loads.append({"session_id": session_id, **report.as_dict(), "summary": report.summary()})
+    return report
 
 
 async def hand_over(
@@ -56,6 +81,8 @@ async def hand_over(
     if decision.action == "write" and old:
         written = await _quiet_round(launcher, state.spec, decision.prompt, old, result, session_store)
     doc, why = handoffs.document(decision, written)
+    if doc.degraded and old:
+        doc = salvaged(doc, await _salvage(launcher, old))
     if why:
         result.errors.append(f"handoff degraded ({why})")
     successor = handoffs.take_over(doc, old, why=why, stopped=decision.stopped)
@@ -63,6 +90,17 @@ async def hand_over(
     result.session_id = None  # the successor's id arrives with its first message
     state.workers.retire()  # the old session's process, and its background workers, ended with it
     return successor  # (a kill from here on is recorded by rescue(), retired sessions included)
+
+
+async def _salvage(launcher: Launcher, session_id: str) -> Salvage:
+    """What a degraded handoff can carry of the old session without a model (see `salvage`)."""
+    try:
+        entries = await launcher.store.session_store.load(
+            {"project_key": launcher.store.project_key, "session_id": session_id}
+        )
+    except Exception:  # noqa: BLE001 - the handoff goes ahead with what it has
+        return Salvage()
+    return salvage(entries or [])
 
 
 async def _quiet_round(

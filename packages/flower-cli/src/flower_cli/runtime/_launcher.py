@@ -124,13 +124,22 @@ class Launcher:
             prompt=prompt, options=options, policy=self.resilience, on_event=on_event, query_fn=self.policy.query_fn
         )
 
+    def load_budget(self, spec: AgentSpec) -> int:
+        """The characters a resumed session of ``spec`` may send (`HandoffPolicy.load_budget`, from the window
+        known for its model), which every load of the step is fitted to, handoffs enabled or not."""
+        return self.policy.handoff.resolved(model=_model(spec)).load_budget
+
     def handoff_loop(self, spec: AgentSpec, step: str, prompt: str, emit: EventSink) -> HandoffLoop | None:
         if not self.policy.handoff.enabled:
             return None
         # Without a workbench the document still lands on disk, in the run dir, where a person can read and edit
         # it (not only in the successor's prompt).
         save_dir = self.workbench.notes if self.workbench is not None else self.run_dir / "handoffs"
-        model = spec.model if spec.model not in (None, "inherit") else None
         return HandoffLoop(
-            self.policy.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=model
+            self.policy.handoff, step=step, original_prompt=prompt, save_dir=save_dir, emit=emit, model=_model(spec)
         )
+
+
+def _model(spec: AgentSpec) -> str | None:
+    """The model a spec names for the window (None: the environment's)."""
+    return spec.model if spec.model not in (None, "inherit") else None

@@ -14,7 +14,14 @@ import flower_resilience
 from ._guards import HARNESS_SCHEDULERS
 from ._spec import AgentSpec
 
-__all__ = ["PLUGIN_DIR", "build_options", "disallowed_tools"]
+__all__ = ["MAX_BUFFER_SIZE", "PLUGIN_DIR", "build_options", "disallowed_tools"]
+
+# The largest JSON message the SDK reads from the harness. Its default, 1 MiB, is smaller than one message of a
+# long session: a fork or resume mirrors the whole transcript in one frame (a 4 MB session, one 4 MB line), and
+# the SDK then fails "JSON message exceeded maximum buffer size" — after the harness has sent paid requests.
+# Sessions of tens of MB exist (the stores benchmark's long session is 20 MB); the buffer only grows as a
+# message needs it, so a generous ceiling costs nothing until it is used.
+MAX_BUFFER_SIZE = 256 * 1024 * 1024
 
 # The domain plugin ships inside the wheel (so every installed copy has its skills), at the top of the package
 # where a reader of the source finds it.
@@ -89,6 +96,7 @@ def _spec_values(spec: AgentSpec, *, portable: bool, cwd: Path | str) -> dict[st
         "permission_mode": spec.permission_mode,
         "setting_sources": [] if portable else ["project"],
         "cwd": str(cwd),
+        "max_buffer_size": MAX_BUFFER_SIZE,
     }
     if spec.tools is not None:
         values["tools"] = list(spec.tools)

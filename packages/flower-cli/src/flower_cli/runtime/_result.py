@@ -18,7 +18,8 @@ class StepResult:
     ``cost_usd`` and ``num_turns`` add up across every attempt. ``turns`` counts the main thread's turns
     (one more each time a background worker's notification wakes it); ``text`` is the final turn's answer.
     ``workers`` lists the background workers the step dispatched (``id`` = task id, which names their
-    transcript ``subagents/agent-<id>`` in the store; ``description``; ``status``).
+    transcript ``subagents/agent-<id>`` in the store; ``description``; ``status``). ``loads``: what the load of
+    each resumed session sent and trimmed (see `make_room`).
     """
 
     step: str
@@ -39,6 +40,9 @@ class StepResult:
     turns: int = 0
     workers: list[dict[str, str]] = field(default_factory=list)
     attempt_log: list[dict[str, Any]] = field(default_factory=list)
+    # Each resume's load: the session and what the load-time layers changed (`flower_stores.LoadReport` as a
+    # dict, with its one-line summary), so `flower analyze` can say what every resume trimmed.
+    loads: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def duration_s(self) -> float:

@@ -7,13 +7,21 @@ default file) decides its policies, its name in messages, and whether load-time 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_agent_sdk import SessionStore, project_key_for_directory
+from claude_agent_sdk import SessionKey, SessionStore, project_key_for_directory
 
 import flower_stores
-from flower_stores import EphemeralPolicy, PrunePolicy, PruningSessionStore, TrimmingSessionStore, TrimPolicy
+from flower_stores import (
+    EphemeralPolicy,
+    LoadReport,
+    PrunePolicy,
+    PruningSessionStore,
+    TrimmingSessionStore,
+    TrimPolicy,
+)
 from flower_workbench import Workbench
 
 from ._mirror import MirrorWatch, quiet_sdk_mirror_log
@@ -46,6 +54,8 @@ class RunStore:
         # Set when the layers were built here with a trim policy of our own, whose spill directory follows the
         # workbench (see use_workbench); None when the caller gave a TrimPolicy or a store object.
         self._trimming: tuple[PruningSessionStore, bool] | None = None
+        self._layers: PruningSessionStore | TrimmingSessionStore | None = None  # the layers a budget goes to
+        self._budget: int | None = None
         layered = isinstance(store, (PruningSessionStore, TrimmingSessionStore))
         if layered and (trim is not False or ephemeral is not True or keep_denials != 1):
             raise ValueError(
@@ -56,6 +66,7 @@ class RunStore:
         if layered:
             assert store is not None and not isinstance(store, str)
             assembled = store
+            self._layers = store if isinstance(store, (PruningSessionStore, TrimmingSessionStore)) else None
         else:  # a bare SDK store, a store URL (sqlite://…, postgresql://…) or the default file
             layers = PruningSessionStore(
                 store or run_dir / "sessions.db",
@@ -69,6 +80,7 @@ class RunStore:
             if not isinstance(trim, TrimPolicy):
                 self._trimming = (layers, bool(trim))
             assembled = layers
+            self._layers = layers
         self.session_store: SessionStore = assembled
         self.project_key = project_key_for_directory(str(workspace))  # where the store keeps this workspace's sessions
         # What flower asks of a store beyond the SDK's protocol (has this session, this entry, how full is it):
@@ -98,6 +110,32 @@ class RunStore:
         if self._trimming is not None:
             layers, enabled = self._trimming
             layers.policy = trim_policy(enabled, workbench)
+            self.use_budget(self._budget)
+
+    def use_budget(self, chars: int | None) -> None:
+        """Every load fits ``chars`` characters (`flower_stores.fit`; None: no bound), so a resumed request can
+        succeed. A budget the caller set on its own `TrimPolicy` is theirs and stays; a store without a trim
+        policy (``trim=None`` layers of the caller's) gets one that only fits."""
+        self._budget = chars
+        layers = self._layers
+        if layers is None or chars is None:
+            return
+        policy = layers.policy
+        if policy is None:
+            layers.policy = TrimPolicy(enabled=False, budget=chars)
+        elif policy.budget is None or (self._trimming is not None and layers is self._trimming[0]):
+            layers.policy = dataclasses.replace(policy, budget=chars)
+
+    async def resume_report(self, session_id: str) -> LoadReport | None:
+        """What a resume of ``session_id`` sends: the report of the layers' load, run here first (the harness's
+        own load then rewrites the same way and finds the spill files written). None without layers or session."""
+        layers = self._layers
+        if layers is None:
+            return None
+        key: SessionKey = {"project_key": self.project_key, "session_id": session_id}
+        if await layers.load(key) is None:
+            return None
+        return layers.last_report
 
     def for_sdk(self, store: SessionStore | None = None) -> SessionStore:
         """What the SDK writes through: the mirror watch over ``store`` (a lease's fenced view) or the store."""

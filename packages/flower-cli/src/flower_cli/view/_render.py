@@ -52,6 +52,7 @@ class Renderer:
         self.verbose = verbose
         self.allow_hint = allow_hint
         self.refused = 0  # tool calls refused in this run, said again in the closing line
+        self.degraded = 0  # handoffs built without the old session's own handoff: the closing line says so too
         self.started = time.monotonic()
         self.cost = 0.0
         self.context = 0
@@ -257,6 +258,7 @@ class Renderer:
         elif phase == "stopped":
             self.line(f"  x {event.text}", "red")
         elif phase == "done":
+            self.degraded += bool(p.get("degraded"))
             self.line(f"  # {event.text}", "yellow" if p.get("degraded") else "magenta")
             self.context = 0  # the successor starts from an empty context
             if p.get("path"):
@@ -373,7 +375,11 @@ class Renderer:
         parts.append(f"manifest {manifest}")
         if refused:
             parts.append(f"{refused} tool call{'s' if refused != 1 else ''} refused")
+        if self.degraded:
+            # A successor that started from a handoff built without a model knows less: never a silent success.
+            n = self.degraded
+            parts.append(f"{n} handoff{'s' if n != 1 else ''} degraded (no handoff was written)")
         # Not clipped to the width: a session id or a path cut short is no use to copy.
         text = sanitize(" · ".join(parts))
-        self.stream.write("\n" + self._screen.paint(text, "yellow" if refused else "dim") + "\n")
+        self.stream.write("\n" + self._screen.paint(text, "yellow" if refused or self.degraded else "dim") + "\n")
         self.stream.flush()

@@ -21,6 +21,11 @@ class LoadReport:
     interrupts_neutralized: int = 0  # interrupted-call results replaced by a neutral note
     orphans_healed: int = 0  # tool_use blocks given a synthetic result
     pruned: int = 0  # entries removed from the transcript in total
+    fitted: int = 0  # tool outputs and inputs moved to spill files to fit the size budget (beyond ``trimmed``)
+    # With a size budget (``TrimPolicy.budget``, characters): the budget, and the characters the load sends
+    # (`history_chars` of the rewritten transcript). Both 0 without a budget.
+    sent_chars: int = 0
+    budget: int = 0
     # What the load found odd and passed through or repaired (a line that is not an object, a parentUuid that
     # is not a string, a uuid two entries share): one line each. They change nothing the counts above count.
     notes: tuple[str, ...] = ()
@@ -30,7 +35,15 @@ class LoadReport:
 
     def __bool__(self) -> bool:
         """Whether the load changed what the model is sent (``kept`` and ``notes`` change nothing)."""
-        return any(getattr(self, f.name) for f in fields(self) if f.name not in ("kept", "notes"))
+        return any(
+            getattr(self, f.name) for f in fields(self) if f.name not in ("kept", "notes", "sent_chars", "budget")
+        )
+
+    @property
+    def over_budget(self) -> int:
+        """How many characters the load sends beyond its budget (0: it fits, or there was no budget). A load
+        over its budget cannot succeed as a request: the caller hands off instead of sending it."""
+        return max(0, self.sent_chars - self.budget) if self.budget else 0
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: list(self.notes) if f.name == "notes" else getattr(self, f.name) for f in fields(self)}
@@ -42,6 +55,10 @@ class LoadReport:
             parts.append(
                 f"trimmed {self.trimmed} tool result{_s(self.trimmed)} (kept {self.kept}), saved ~{_tokens(self.chars_saved)} tokens"
             )
+        if self.fitted:
+            parts.append(f"moved {self.fitted} more tool output{_s(self.fitted)} or input{_s(self.fitted)} to fit")
+        if self.over_budget:
+            parts.append(f"still {self.sent_chars:,} characters, over the budget of {self.budget:,}")
         if self.expired:
             parts.append(f"expired {self.expired} stale result{_s(self.expired)}")
         if self.pruned:

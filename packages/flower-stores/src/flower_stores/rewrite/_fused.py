@@ -25,6 +25,7 @@ it (see `_heal_count` and the shared-uuid pass). A property test holds it equal 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 from ..entries import INTERRUPT, Entry, all_but_newest, block_text, refusal, replaced_content
 from ..glances import is_ephemeral_call
 from ..report import LoadReport, Rewritten
+from ._fit import fit
 from ._links import heal_entry, heal_sites, relinked_parent, repointed, unanswered
 from ._policies import EphemeralPolicy, PrunePolicy, TrimPolicy, first_line
 from ._prune import shared_uuid_note
@@ -132,8 +134,16 @@ def rewrite_once(
     correctness rests on the property tests that hold it equal to the reference steps
     (``tests/stores/test_engine.py``), not on its length.
     """
+    if trim_policy is not None and trim_policy.budget is not None:
+        # A size budget: the rewrite without it, then `fit` on what it built (a report needs the built
+        # transcript too, to measure it; nothing is written then).
+        unbounded = dataclasses.replace(trim_policy, budget=None)
+        spill = write_spill and not report_only
+        done = rewrite_once(source, workspace, ephemeral, unbounded, prune_policy, spill, owned, unique_uuids)
+        fitted = fit(done.entries, trim_policy.budget, trim_policy, workspace, write_spill=spill)
+        return Rewritten([] if report_only else fitted.entries, done.report + fitted.report)
     do_expire = ephemeral is not None and ephemeral.enabled
-    do_trim = trim_policy is not None and trim_policy.enabled
+    do_trim = trim_policy is not None and (trim_policy.enabled or trim_policy.mask_over is not None)
     do_prune = prune_policy is not None
     if not (do_expire or do_trim or do_prune):
         return Rewritten(list(source), LoadReport())  # type: ignore[arg-type]
@@ -292,6 +302,8 @@ def rewrite_once(
         report += LoadReport(expired=len(targets))
 
     # --- trim --------------------------------------------------------------------------------------------
+    if do_trim and trim_policy is not None and not trim_policy.enabled:  # only a long session is masked
+        do_trim = trim_policy.applies(sum(size for size in site_len if size > 0))
     if do_trim:
         assert trim_policy is not None
         root = Path(workspace).expanduser().resolve()

@@ -26,17 +26,28 @@ class TrimPolicy:
     images or documents are never trimmed.
     """
 
-    keep_recent: int = 20
-    min_chars: int = 2000
+    keep_recent: int = 10
+    min_chars: int = 1000
     spill_dirname: str = ".flower/spill"
     enabled: bool = True
     text: str = (
         "[Earlier tool result trimmed: {chars:,} characters saved to {path}; Read that file if you need it again.]"
     )
 
+    budget: int | None = None
+    mask_over: int | None = 50_000
+
     def __post_init__(self) -> None:
         if self.min_chars < 1:
             raise ValueError(f"TrimPolicy.min_chars must be at least 1, not {self.min_chars}")
+        if self.mask_over is not None and self.mask_over < 0:
+            raise ValueError(f"TrimPolicy.mask_over must be None or at least 0, not {self.mask_over}")
+        if self.budget is not None and self.budget < 1:
+            raise ValueError(f"TrimPolicy.budget must be None or at least 1, not {self.budget}")
+
+    def applies(self, output_chars: int) -> bool:
+        """Whether the count rule runs on a load whose tool outputs total ``output_chars`` characters."""
+        return self.enabled or (self.mask_over is not None and output_chars > self.mask_over)
 
     def placeholder(self, path: str, chars: int) -> str:
         """The pointer; ``path`` is relative to the workspace (the agent's working directory) when inside it."""

@@ -69,13 +69,17 @@ class Spiller:
             shown = str(directory)  # an absolute spill_dirname outside the workspace: the pointer shows it whole
         self._prefix = "" if shown == "." else shown + "/"
 
-    def pointer(self, text: str, *, write: bool = True) -> str | None:
+    def pointer(self, text: str, *, write: bool = True, template: str | None = None) -> str | None:
         """The pointer that replaces ``text`` (its spill file written first), or None to leave ``text`` alone:
         when the file cannot be written (a pointer to nothing would lose the text), or when the pointer would
         not be shorter than the text — which also keeps a short note another step wrote (an expired glance)
-        from being spilled and counted twice."""
+        from being spilled and counted twice. ``template``: another wording than the policy's (`fit`'s for a
+        tool input), filled in the same way."""
         name = _spill_name(text)
-        pointer = self._policy.placeholder(self._prefix + name, len(text))
+        if template is None:
+            pointer = self._policy.placeholder(self._prefix + name, len(text))
+        else:
+            pointer = template.format(path=self._prefix + name, chars=len(text))
         if len(pointer) >= len(text):
             return None
         if write and not _write_once(os.path.join(self._dir, name), text):
@@ -90,7 +94,8 @@ def trim(
     *,
     write_spill: bool = True,
 ) -> Rewritten:
-    """Replace all but the newest ``policy.keep_recent`` large tool results by a pointer to a spill file.
+    """Replace all but the newest ``policy.keep_recent`` large tool results by a pointer to a spill file
+    (with ``policy.enabled`` False: only in a long session, see ``TrimPolicy.mask_over``).
 
     A result is large when its text has at least ``policy.min_chars`` characters; results holding images or
     documents are never trimmed, nor are compact summaries and meta entries, nor the harness's own words for a
@@ -100,11 +105,12 @@ def trim(
     a pointer to nothing would lose the text. The input is not modified.
     """
     policy = policy or TrimPolicy()
-    if not policy.enabled:
+    if not policy.applies(0) and policy.mask_over is None:
         return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
     root = Path(workspace).expanduser().resolve()
     sites: list[tuple[int, int, str]] = []
     min_chars = policy.min_chars
+    outputs = 0  # the text of every result that could be a site: whether a long session is masked
     for i, entry in enumerate(entries):
         if (
             type(entry) is not dict
@@ -116,8 +122,12 @@ def trim(
         for j, block in enumerate(blocks(entry)):
             if type(block) is dict and block.get("type") == "tool_result" and refusal(entry, block) is None:
                 text = block_text(block)
+                if text is not None:
+                    outputs += len(text)
                 if text is not None and len(text) >= min_chars:
                     sites.append((i, j, text))
+    if not policy.applies(outputs):
+        return Rewritten(list(entries), LoadReport())  # type: ignore[arg-type]
     targets = all_but_newest(sites, policy.keep_recent)
     out: list[Any] = list(entries)
     trimmed = saved = 0

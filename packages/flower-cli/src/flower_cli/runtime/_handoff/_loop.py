@@ -57,8 +57,8 @@ class Decision:
 
     - ``go_on``: no handoff; the step goes on or ends for its own reasons (an interrupt, the end of its turn).
     - ``write``: hand off; the old session writes its handoff in one quiet round, asked with ``prompt``.
-    - ``rebuild``: hand off, but the context overflowed (``overflow``: the errors that said so), so no round can
-      run; the document is built mechanically.
+    - ``rebuild``: hand off, but the context overflowed (``overflow``: the errors that said so) or cannot fit its
+      load budget (``reason``: by how much), so no round can run; the document is built mechanically.
     - ``stop``: due again after ``max_generations`` handoffs; the step fails with ``reason``.
 
     ``stopped``: the live workers a handoff ends with the old session's process.
@@ -225,6 +225,16 @@ class HandoffLoop:
         )
         return Decision("write", prompt=handoff_prompt(self.context, self.window, stopped), stopped=tuple(stopped))
 
+    def too_big(self, sent_chars: int, budget: int, *, stopped: Sequence[str] = ()) -> Decision:
+        """A resumed session whose history cannot fit its load budget even with every tool output and bulky
+        input moved out: the request could not succeed, so the step hands off instead of sending it (the
+        document built mechanically: the session cannot run a round to write it). `stop` after
+        ``max_generations``."""
+        if self.exhausted:
+            return Decision("stop", reason=self.stop())
+        reason = f"its history is {sent_chars:,} characters even trimmed, over the {budget:,} a resume may send"
+        return Decision("rebuild", reason=reason, stopped=tuple(stopped))
+
     def before(self, context: int, *, stopped: Sequence[str] = ()) -> Decision:
         """A resumed session's last known context, before new words go in: `after`'s answer, due when it is
         already past the handoff point (its last turn ended its step, which never hands off)."""
@@ -269,6 +279,9 @@ class HandoffLoop:
 
         Returns the document and, when it had to be built mechanically, why (else "").
         """
+        if written is None and not decision.overflow and decision.reason:
+            # Never sent (too big to fit its budget): no overflow happened, so nothing calibrates the window.
+            return degraded(self.step, self.original_prompt, decision.reason), decision.reason
         if written is None:
             return self._overflowed(*decision.overflow), OVERFLOW_WHY
         if written.error is not None and is_overflow(written.error):

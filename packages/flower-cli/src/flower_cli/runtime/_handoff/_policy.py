@@ -8,12 +8,16 @@ from functools import cached_property
 
 from ._window import resolve_window
 
-__all__ = ["HandoffPolicy"]
+__all__ = ["CHARS_PER_TOKEN", "HandoffPolicy"]
 
 _MIN_AT = 10_000
 _MIN_WARN = 1_000
 _WARN_BEFORE = 20_000
 _AUTO_HEADROOM_FLOOR = 50_000
+# Characters per token when a token count becomes a character budget: 3, not the ~4 of English prose, because a
+# session's history is mostly code, paths and tool output, which tokenize denser. Too many characters per token
+# would let a fitted history overflow after all.
+CHARS_PER_TOKEN = 3
 
 
 @dataclass(frozen=True)
@@ -69,3 +73,10 @@ class HandoffPolicy:
     def warn_at(self) -> int:
         """The context at which a "handoff is near" warning is shown (once per generation)."""
         return max(_MIN_WARN, self.at - _WARN_BEFORE)
+
+    @property
+    def load_budget(self) -> int:
+        """The characters a resumed session's history may send (the load-time rewrite fits it to this): the
+        warning point in characters, so a resumed session starts below it, with room to work before its
+        handoff, whether or not handoffs are enabled."""
+        return self.warn_at * CHARS_PER_TOKEN
