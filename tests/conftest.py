@@ -37,6 +37,12 @@ def pytest_report_header() -> str:
     return "tested with: " + ", ".join(versions)
 
 
+# pytest-xdist's workers export COLUMNS=80 (a plain run leaves it unset), and the renderer wraps and clips its
+# lines to COLUMNS: drop it and LINES so a test sees the same width however the suite is run.
+for _width_variable in ("COLUMNS", "LINES"):
+    os.environ.pop(_width_variable, None)
+
+
 @pytest.fixture
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME and XDG_CONFIG_HOME; no ANTHROPIC_/CLAUDE_/FLOWER_ variable from the outside survives."""

@@ -66,13 +66,15 @@ def test_a_superseded_workers_checkpoint_is_refused_and_it_asks_the_model_nothin
     release = fleet.tmp / "release"  # outside the fleet roots: the test lets the stopped attempt's command end
     claude_env.script(
         # The attempt that is stopped: its file (pushed by a periodic checkpoint), then a command that outlives
-        # the stop: it leaves a file no checkpoint of the run may carry (stale.txt is not ignored), and ends 2 s
-        # after the test releases it — when a Claude Code nobody stopped would send its result to the model.
+        # the stop: it leaves a file no checkpoint of the run may carry (stale.txt is not ignored), and ends 10 s
+        # after the test releases it — when a Claude Code nobody stopped would send its result to the model. (The
+        # continued worker notices within a second or two; 2 s proved too tight on a loaded CI machine, where
+        # its first checkpoint after the wake — git commit, fetch, push — alone took that long.)
         *keyed(
             step_one & ~resumed & ~late,
             bash(
                 "echo STALLED > one.txt; python3 -c 'import time; time.sleep(8)'; echo STALE > stale.txt; "
-                f"while [ ! -e {release} ]; do sleep 0.1; done; sleep 2; "
+                f"while [ ! -e {release} ]; do sleep 0.1; done; sleep 10; "
                 "echo SLEPT-THROUGH-THE-STALL | tr A-Z a-z | tee scratch-slept.txt"
             ),
         ),
