@@ -20,114 +20,26 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
+from ._attempt import _kind, _Live, _session_of, _short, is_synthetic
+from ._classify import ErrorKind, http_status, is_pushback, retry_hint
 from ._cost import CostMark, mark_of, own_cost, transcript_mark
 from ._policy import Resilience, human_wait
 from ._probe import _Probing, _wait_online, endpoint
 from ._record import Attempt, AttemptRecord, ResilienceError, ResilienceEvent
+from ._sdk_stream import QueryFunction, _closable_sdk_query, _close
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, Message, RateLimitEvent, ResultMessage
+    from claude_agent_sdk import ClaudeAgentOptions, Message, ResultMessage
 
 __all__ = ["EventHandler", "QueryFunction", "ResilientQuery", "is_synthetic", "resilient_query"]
 
 logger = logging.getLogger("flower_resilience")
 
-SYNTHETIC_MODEL = "<synthetic>"
 _MISSING_SESSION = "no conversation found with session id"
-_CLOSE_TIMEOUT_S = 30.0
-_INTERRUPT_TIMEOUT_S = 1.0
 
 EventHandler = Callable[[ResilienceEvent], Any]  # sync, or async (returns an awaitable)
-QueryFunction = Callable[..., AsyncIterator[Any]]  # query(*, prompt, options) -> async iterator of messages
-
-
-def is_synthetic(message: object) -> bool:
-    """Is this an assistant message the harness made up (an API-error notice), not the model's words?
-
-    Matches ``model == "<synthetic>"``, and an ``AssistantMessage`` whose ``error`` is set and whose content
-    is only text (no tool call, no thinking): the notice, not real content.
-    """
-    import claude_agent_sdk as sdk
-
-    if not isinstance(message, sdk.AssistantMessage):
-        return False
-    if message.model == SYNTHETIC_MODEL:
-        return True
-    return message.error is not None and all(isinstance(b, sdk.TextBlock) for b in message.content)
-
-
-def _text_of(message: AssistantMessage) -> str:
-    import claude_agent_sdk as sdk
-
-    return "\n".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
-
-
-def _session_of(message: object) -> str | None:
-    sid = getattr(message, "session_id", None)
-    if not sid:
-        data = getattr(message, "data", None)
-        if isinstance(data, dict):
-            sid = data.get("session_id")
-    return sid if isinstance(sid, str) and sid else None
-
-
-def _short(text: str | None, limit: int = 300) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-@dataclass
-class _Live:
-    """What one attempt has shown so far."""
-
-    number: int
-    resumed: bool
-    started: float
-    resumed_from: str | None  # the session this attempt was launched to continue (options.resume)
-    session_id: str | None = None
-    results: list[ResultMessage] = field(default_factory=list)
-    notices: list[AssistantMessage] = field(default_factory=list)  # synthetic API-error messages
-    flagged: list[AssistantMessage] = field(default_factory=list)  # real messages that carry an error code
-    rate_limits: list[RateLimitEvent] = field(default_factory=list)
-    exception: Exception | None = None
-    held: ResultMessage | None = None  # an error result, yielded only if it turns out to be the final one
-
-    @property
-    def last_result(self) -> ResultMessage | None:
-        return self.results[-1] if self.results else None
-
-    @property
-    def succeeded(self) -> bool:
-        last = self.last_result
-        return self.exception is None and last is not None and not last.is_error
-
-    @property
-    def api_errors(self) -> tuple[str, ...]:
-        return tuple(t for t in (_text_of(m) for m in self.notices) if t)
-
-    def signals(self) -> list[object]:
-        last = self.last_result
-        return [*self.notices, *self.flagged, *([last] if last is not None and last.is_error else []), self.exception]
-
-    def describe(self) -> str:
-        """The attempt's error in one string: the harness's notice, else the result, else the exception."""
-        if self.api_errors:
-            return self.api_errors[-1]
-        last = self.last_result
-        if last is not None and last.is_error:
-            text = last.result or "; ".join(last.errors or []) or f"error result ({last.subtype})"
-            return text
-        exc = self.exception
-        if exc is not None:
-            detail = getattr(exc, "result", None) or str(exc)
-            return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-        return "the run ended without a result"
 
 
 class ResilientQuery:
@@ -463,10 +375,6 @@ class ResilientQuery:
             logger.exception("on_event raised for %s; continuing", kind)
 
 
-def _kind(live: _Live) -> ErrorKind:
-    return classify(*live.signals())
-
-
 def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgentOptions:
     # A copy, never the caller's object. The other fields are cleared because they would change what the
     # resume means: continue_conversation picks "the latest" session, session_id (a fixed id for a NEW
@@ -481,105 +389,6 @@ def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgent
         resume_session_at=None,
         resume_drops_turn=None,
     )
-
-
-def _closable_sdk_query() -> QueryFunction:
-    """``claude_agent_sdk.query``, except that it can be interrupted and that closing it early really ends the
-    subprocess (see `_SdkStream`). If the SDK's internals move, fall back to the public ``query``."""
-    try:
-        from claude_agent_sdk._internal.client import InternalClient
-    except ImportError:  # pragma: no cover - a future SDK layout
-        import claude_agent_sdk
-
-        return claude_agent_sdk.query
-
-    def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
-        return _SdkStream(InternalClient().process_query(prompt=prompt, options=options))
-
-    return query
-
-
-class _SdkStream:
-    """The messages of one Claude Code run (the SDK's ``process_query``); ``interrupt()`` and ``aclose()``.
-
-    Why not ``claude_agent_sdk.query``: in 0.2.189 its generator does not propagate ``aclose()``: after it the
-    process was still running its tools and writing the transcript. And why interrupt before closing: closing
-    stdin alone lets the harness finish its turn during the SDK's grace period (5 s, then SIGTERM). Measured on
-    the bundled binary: a close in the middle of a Bash tool call took 6.3 s, 1.2 s after an interrupt; in the
-    middle of an in-process MCP tool call (a question waiting for a person) the harness sent the model one more
-    request with the failed call's result before it was gone, and none after an interrupt.
-
-    The interrupt is the SDK's own control request (what ``ClaudeSDKClient.interrupt()`` sends), reached on the
-    query object of the running generator: ``ClaudeSDKClient`` itself was tried as the driver and, on a loaded
-    machine, about one run in ten ended before a background agent's notification turn (never with this one).
-    When the SDK's layout moves, ``interrupt()`` says False and closing works as before.
-    """
-
-    def __init__(self, generator: Any) -> None:
-        self._gen = generator
-        self._ended = self._closed = self._interrupted = False
-
-    def __aiter__(self) -> _SdkStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        if self._closed:
-            raise StopAsyncIteration
-        try:
-            return await self._gen.__anext__()
-        except StopAsyncIteration:
-            self._ended = True
-            raise
-
-    def _query(self) -> Any:
-        """The SDK's query object of the running generator (process_query -> its inner generator), or None."""
-        frame = getattr(self._gen, "ag_frame", None)
-        inner = frame.f_locals.get("inner") if frame is not None else None
-        inner_frame = getattr(inner, "ag_frame", None)
-        query = inner_frame.f_locals.get("query") if inner_frame is not None else None
-        return query if callable(getattr(query, "interrupt", None)) else None
-
-    async def interrupt(self) -> bool:
-        """End the harness's turn now, a tool call in flight included (what Esc does in Claude Code). True when
-        the harness was told; False when there is nothing to interrupt or it cannot be told."""
-        if self._ended or self._closed:
-            return False
-        if self._interrupted:
-            return True
-        query = self._query()
-        if query is None:
-            return False
-        # Bounded: when the caller's task is being cancelled, the SDK's reader may already be gone and the
-        # harness's acknowledgement never read; the interrupt itself was written by then.
-        with anyio.move_on_after(_INTERRUPT_TIMEOUT_S, shield=True):
-            try:
-                await query.interrupt()
-            except Exception:  # stdin already closed (a run without control needs): close as before
-                logger.debug("interrupting the harness failed", exc_info=True)
-                return False
-        self._interrupted = True
-        return True
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        with anyio.CancelScope(shield=True):  # also while the caller is being cancelled: the harness must end
-            if not self._ended:
-                await self.interrupt()
-            self._closed = True
-            await self._gen.aclose()
-
-
-async def _close(stream: Any) -> None:
-    """End the SDK's generator (and so its subprocess), even while being cancelled."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is None:
-        return
-    with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
-        try:
-            await aclose()
-        except Exception:
-            logger.debug("closing the SDK stream raised", exc_info=True)
 
 
 def resilient_query(
