@@ -22,7 +22,7 @@ def is_synthetic(message: object) -> bool:
     Matches ``model == "<synthetic>"``, and an ``AssistantMessage`` whose ``error`` is set and whose content
     is only text (no tool call, no thinking): the notice, not real content.
     """
-    import claude_agent_sdk as sdk
+    import claude_agent_sdk as sdk  # why: the SDK is imported when a run reads messages, not when flower_resilience is
 
     if not isinstance(message, sdk.AssistantMessage):
         return False
@@ -32,7 +32,7 @@ def is_synthetic(message: object) -> bool:
 
 
 def _text_of(message: AssistantMessage) -> str:
-    import claude_agent_sdk as sdk
+    import claude_agent_sdk as sdk  # why: the SDK is imported when a run reads messages, not when flower_resilience is
 
     return "\n".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
 

@@ -48,7 +48,7 @@ def default_cli_path() -> Path:
         bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / name
         found = str(bundled) if bundled.is_file() else shutil.which("claude")
         if found is None:
-            from claude_agent_sdk import CLINotFoundError
+            from claude_agent_sdk import CLINotFoundError  # why: only on this failure path
 
             raise CLINotFoundError("Claude Code not found: install it or pass its path") from None
         return Path(found)

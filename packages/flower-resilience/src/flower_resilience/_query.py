@@ -112,7 +112,7 @@ class ResilientQuery:
     # --- the loop --------------------------------------------------------------------------------------
 
     async def _run(self) -> AsyncGenerator[Message, None]:
-        import claude_agent_sdk as sdk
+        import claude_agent_sdk as sdk  # why: the SDK is imported when a run starts, not when flower_resilience is
 
         policy = self.policy
         original = self._options or sdk.ClaudeAgentOptions()

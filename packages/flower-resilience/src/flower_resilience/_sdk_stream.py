@@ -26,7 +26,7 @@ def _closable_sdk_query() -> QueryFunction:
     """``claude_agent_sdk.query``, except that it can be interrupted and that closing it early really ends the
     subprocess (see `_SdkStream`). If the SDK's internals move, fall back to the public ``query``."""
     try:
-        from claude_agent_sdk._internal.client import InternalClient
+        from claude_agent_sdk._internal.client import InternalClient  # why: the SDK's internals, guarded
     except ImportError:  # pragma: no cover - a future SDK layout
         import claude_agent_sdk
 

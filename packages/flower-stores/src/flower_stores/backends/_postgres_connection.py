@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 def import_driver() -> tuple[Any, Any]:
     try:
-        import psycopg
+        import psycopg  # why: psycopg is an optional extra; SQLite users never import it
         import psycopg_pool
     except ImportError as exc:
         raise StoreError(
@@ -39,7 +39,7 @@ def import_driver() -> tuple[Any, Any]:
 def describe_conninfo(conninfo: str) -> str:
     """``user@host:port/dbname`` of a libpq URL or ``key=value`` string — never the password."""
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # why: psycopg is an optional extra
 
         parts = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
     except Exception:  # noqa: BLE001 - no driver, or a string libpq rejects: fall back to the URL's own parts
