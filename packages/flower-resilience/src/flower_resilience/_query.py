@@ -114,7 +114,6 @@ class ResilientQuery:
     async def _run(self) -> AsyncGenerator[Message, None]:
         import claude_agent_sdk as sdk  # why: the SDK is imported when a run starts, not when flower_resilience is
 
-        policy = self.policy
         original = self._options or sdk.ClaudeAgentOptions()
         query_fn = self._query_fn or _closable_sdk_query()
         marks: dict[str, CostMark] = {}
@@ -130,22 +129,14 @@ class ResilientQuery:
         try:
             while True:
                 number += 1
-                live = self._live = _Live(number, resumed, policy.clock(), options.resume)
-                stream = self._stream = query_fn(prompt=prompt, options=options)
+                live = self._live = _Live(number, resumed, self.policy.clock(), options.resume)
+                attempt_messages = self._attempt(query_fn, prompt, options, live, sdk)
                 try:
-                    while True:
-                        try:
-                            message = await stream.__anext__()
-                        except StopAsyncIteration:
-                            break
-                        except Exception as exc:  # noqa: BLE001 - every SDK failure is this attempt's error
-                            live.exception = exc
-                            break
-                        if self._take(message, live, sdk):
-                            yield message
+                    async for message in attempt_messages:
+                        yield message
                 finally:
-                    self._stream = None
-                    await _close(stream)
+                    # Closed here, not when collected: an early close of this query ends the harness now.
+                    await attempt_messages.aclose()
 
                 if self._stopping:  # the caller ended the run (`stop`): what the interruption ended is not a failure
                     self._conclude(live, marks, closed=not live.succeeded)
@@ -168,20 +159,15 @@ class ResilientQuery:
                     session_id=live.session_id,
                     message=f"attempt {number} failed ({kind}): {_short(error)}",
                 )
-
                 lost_session = live.resumed and _MISSING_SESSION in error.lower()
                 if lost_session and live.resumed_from:
                     dead_sessions.add(live.resumed_from)
                 resumable = next((s for s in reversed(self.record.session_ids) if s not in dead_sessions), None)
-                reason = None
-                if not policy.enabled:
-                    reason = "retries are off"
-                elif number >= policy.max_attempts:
-                    reason = f"max_attempts ({policy.max_attempts}) reached"
-                elif not lost_session and not policy.should_retry(kind):
-                    reason = f"{kind} error, not retried"
-                elif resumable is None and not isinstance(self._prompt, str):
-                    reason = "no session to resume and a streamed prompt cannot be replayed"
+                reason = self._why_not_retry(number, kind, lost_session=lost_session, resumable=resumable)
+                if reason is None:
+                    offline_error = await self._wait_before_retry(live, number, original, error, kind)
+                    if offline_error is not None:
+                        error, reason = offline_error, "network not back"
                 if reason is not None:
                     final = await self._give_up(live, error, kind, reason)
                     if final is not None:
@@ -189,72 +175,104 @@ class ResilientQuery:
                     if self._raise_on_failure:
                         raise ResilienceError(self.record)
                     return
-
-                probing = await self._wait_for_network(number, original)
-                offline_s = round(probing.offline_s, 3)
-                if not probing.online:
-                    host, port = self._target(original) or ("?", 0)
-                    error = (
-                        f"network not back within {human_wait(policy.max_offline_wait)} "
-                        f"({host}:{port} unreachable); last error: {error}"
-                    )
-                    self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
-                    final = await self._give_up(live, error, kind, "network not back")
-                    if final is not None:
-                        yield final
-                    if self._raise_on_failure:
-                        raise ResilienceError(self.record)
-                    return
-
-                # After an outage the endpoint is back and nothing asked us to wait: resume at once (the
-                # probes' jitter already spreads processes that went offline together). Otherwise back off.
-                hint = retry_hint(*live.rate_limits, *live.signals())
-                backoff_s = policy.retry_wait(
-                    number,
-                    hint,
-                    offline_for=probing.offline_s if probing.was_down else None,
-                    pushback=is_pushback(*live.rate_limits, *live.signals()),
-                )
-                if backoff_s > 0:
-                    await self._emit(
-                        "backoff",
-                        number,
-                        error=error,
-                        error_kind=kind,
-                        wait_s=backoff_s,
-                        session_id=live.session_id,
-                        message=f"retrying in {human_wait(backoff_s)}"
-                        + (" (as the server asked)" if hint is not None else ""),
-                    )
-                    await policy.sleep(backoff_s)
-                self._amend(
-                    offline_s=offline_s,
-                    backoff_s=backoff_s,
-                    wait_s=round(offline_s + backoff_s, 3),
-                    probes=probing.probes,
-                )
-
-                if resumable is not None:
-                    prompt, resumed = policy.resume_prompt, True
-                    options = _resume_options(original, resumable)
-                    await self._emit(
-                        "resumed",
-                        number + 1,
-                        session_id=resumable,
-                        message=f"resuming session {resumable} (attempt {number + 1} of {policy.max_attempts})",
-                    )
-                else:
-                    prompt, options, resumed = self._prompt, original, False
-                    await self._emit(
-                        "restarted",
-                        number + 1,
-                        message=f"starting over with the original prompt (attempt {number + 1} of {policy.max_attempts})",
-                    )
+                prompt, options, resumed = await self._next_attempt(number, original, resumable)
         except BaseException:
             # Closed early (GeneratorExit at a yield), cancelled, or an on_event that raised BaseException:
-            # the subprocess is already closed by the inner finally; the record says how far the run got.
+            # the subprocess is already closed by `_attempt`'s finally; the record says how far the run got.
             self._abandon(marks)
             raise
+
+    async def _attempt(
+        self, query_fn: QueryFunction, prompt: Any, options: ClaudeAgentOptions, live: _Live, sdk: Any
+    ) -> AsyncGenerator[Message, None]:
+        """One launch of the harness: the messages the caller should see; what it showed lands in ``live``."""
+        stream = self._stream = query_fn(prompt=prompt, options=options)
+        try:
+            while True:
+                try:
+                    message = await stream.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001 - every SDK failure is this attempt's error
+                    live.exception = exc
+                    break
+                if self._take(message, live, sdk):
+                    yield message
+        finally:
+            self._stream = None
+            await _close(stream)
+
+    def _why_not_retry(self, number: int, kind: ErrorKind, *, lost_session: bool, resumable: str | None) -> str | None:
+        """Why the failed attempt ``number`` is the last one, or None when another follows."""
+        policy = self.policy
+        if not policy.enabled:
+            return "retries are off"
+        if number >= policy.max_attempts:
+            return f"max_attempts ({policy.max_attempts}) reached"
+        if not lost_session and not policy.should_retry(kind):
+            return f"{kind} error, not retried"
+        if resumable is None and not isinstance(self._prompt, str):
+            return "no session to resume and a streamed prompt cannot be replayed"
+        return None
+
+    async def _wait_before_retry(
+        self, live: _Live, number: int, original: ClaudeAgentOptions, error: str, kind: ErrorKind
+    ) -> str | None:
+        """Wait for the network, then back off; the final error when the network did not come back in time."""
+        policy = self.policy
+        probing = await self._wait_for_network(number, original)
+        offline_s = round(probing.offline_s, 3)
+        if not probing.online:
+            host, port = self._target(original) or ("?", 0)
+            self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
+            return (
+                f"network not back within {human_wait(policy.max_offline_wait)} "
+                f"({host}:{port} unreachable); last error: {error}"
+            )
+        # After an outage the endpoint is back and nothing asked us to wait: resume at once (the probes' jitter
+        # already spreads processes that went offline together). Otherwise back off.
+        hint = retry_hint(*live.rate_limits, *live.signals())
+        backoff_s = policy.retry_wait(
+            number,
+            hint,
+            offline_for=probing.offline_s if probing.was_down else None,
+            pushback=is_pushback(*live.rate_limits, *live.signals()),
+        )
+        if backoff_s > 0:
+            await self._emit(
+                "backoff",
+                number,
+                error=error,
+                error_kind=kind,
+                wait_s=backoff_s,
+                session_id=live.session_id,
+                message=f"retrying in {human_wait(backoff_s)}" + (" (as the server asked)" if hint is not None else ""),
+            )
+            await policy.sleep(backoff_s)
+        self._amend(
+            offline_s=offline_s, backoff_s=backoff_s, wait_s=round(offline_s + backoff_s, 3), probes=probing.probes
+        )
+        return None
+
+    async def _next_attempt(
+        self, number: int, original: ClaudeAgentOptions, resumable: str | None
+    ) -> tuple[Any, ClaudeAgentOptions, bool]:
+        """The prompt, options and resumed flag of attempt ``number + 1``: the session resumed, else started over."""
+        max_attempts = self.policy.max_attempts
+        if resumable is not None:
+            await self._emit(
+                "resumed",
+                number + 1,
+                session_id=resumable,
+                message=f"resuming session {resumable} (attempt {number + 1} of {max_attempts})",
+            )
+            return self.policy.resume_prompt, _resume_options(original, resumable), True
+        await self._emit(
+            "restarted",
+            number + 1,
+            message=f"starting over with the original prompt (attempt {number + 1} of {max_attempts})",
+        )
+        return self._prompt, original, False
 
     def _take(self, message: Any, live: _Live, sdk: Any) -> bool:
         """Note what ``message`` says about the attempt; True if the caller should see it."""
