@@ -28,7 +28,7 @@ def _closable_sdk_query() -> QueryFunction:
     try:
         from claude_agent_sdk._internal.client import InternalClient  # why: the SDK's internals, guarded
     except ImportError:  # pragma: no cover - a future SDK layout
-        import claude_agent_sdk
+        import claude_agent_sdk  # why: as above
 
         return claude_agent_sdk.query
 

@@ -43,7 +43,7 @@ def describe_conninfo(conninfo: str) -> str:
 
         parts = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
     except Exception:  # noqa: BLE001 - no driver, or a string libpq rejects: fall back to the URL's own parts
-        from urllib.parse import urlsplit
+        from urllib.parse import urlsplit  # why: only on this fallback
 
         try:
             u = urlsplit(conninfo)
@@ -65,7 +65,7 @@ def read_committed(conn: psycopg.Connection[Any]) -> None:
     """Pin READ COMMITTED (every transaction says ``BEGIN ISOLATION LEVEL READ COMMITTED``): the append's
     correctness rests on a fresh snapshot per statement, whatever ``default_transaction_isolation`` the server
     or the role has."""
-    import psycopg
+    import psycopg  # why: psycopg is an optional extra
 
     conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
