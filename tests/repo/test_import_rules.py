@@ -247,12 +247,14 @@ CLI_LAYERS: dict[str, set[str]] = {
     # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
     "testing": {"_shared"},
     "runtime": {"_shared"},
+    # Talk to a run from anywhere: the run log's publisher and the Control API (over flower-stores only).
+    "control": {"_shared"},
     "roles": {"_shared", "runtime"},
     "workflow": {"_shared", "runtime"},
     "view": {"_shared", "runtime"},
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli"},
     "__main__": {"_shared", "cli", "__init__"},
 }
 CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
