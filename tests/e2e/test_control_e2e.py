@@ -16,43 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e._runs import flower as _flower
+from e2e._runs import tool_result_after as _tool_result
+from fleet_helpers import BRIEF, CLARIFIER, LEAD, QUESTION
 
-from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES
-from harness import After, Hang, ScriptedServer, Text, ToolUse, keyed, result_text, when_main, when_system
+from harness import After, Hang, ScriptedServer, Text, ToolUse, keyed
 
 pytestmark = pytest.mark.e2e
-
-CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
-LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
-QUESTION = "Should the greeting be in English or in French?"
-BRIEF = """## Goal
-Build the greeter: a hello.txt that greets the reader.
-
-## Acceptance criteria
-- hello.txt exists and says hello
-
-## Boundaries
-- no web page
-
-## Unknowns and assumptions
-- none
-"""
 
 
 def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **extra}
-
-
-def _flower(*args: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def _until(what: str, check: Callable[[], Any], timeout_s: float = 180) -> Any:
@@ -63,15 +37,6 @@ def _until(what: str, check: Callable[[], Any], timeout_s: float = 180) -> Any:
             return value
         assert time.monotonic() < deadline, f"never: {what}"
         time.sleep(0.2)
-
-
-def _tool_result(server: ScriptedServer, tool: str) -> str:
-    ids = {b["id"] for r in server.message_requests for b in r.tool_uses() if b.get("name") == tool}
-    for request in server.message_requests:
-        for block in request.tool_results():
-            if block.get("tool_use_id") in ids:
-                return result_text(block)
-    return ""
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
