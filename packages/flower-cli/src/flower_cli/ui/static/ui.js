@@ -167,9 +167,16 @@ function showRunHead(run) {
     $("budget-used").style.width = Math.min(100, (100 * used) / budget).toFixed(1) + "%";
     $("budget-text").textContent = money(used) + " of " + money(budget) + " budget";
   }
-  if (view && !view.question && run.question) showQuestion({ id: "", text: run.question, options: [] });
-  else if (view) showQuestion(view.question);
+  if (view) showQuestion(questionNow());
   $("stop").disabled = ["done", "stopped", "failed"].includes(run.state);
+}
+
+function questionNow() {
+  // The run's events say which question waits; before they are read, the runs list does.
+  if (!view) return null;
+  if (view.question || view.seq) return view.question;
+  const run = runs.find((r) => runKey(r) === view.key);
+  return run && run.question ? { id: "", text: run.question, options: [] } : null;
 }
 
 function showQuestion(question) {
@@ -229,7 +236,7 @@ function drawRun() {
   const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.replaceChildren(...v.log.map((line) => el("li", line)));
   if (atBottom) log.scrollTop = log.scrollHeight;
-  showQuestion(v.question);
+  showQuestion(questionNow());
   tick();
 }
 
