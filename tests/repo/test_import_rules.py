@@ -290,10 +290,11 @@ STORES_LAYERS: dict[str, set[str]] = {
     "rewrite": {"report", "entries", "glances"},  # expire, trim, prune, relink/heal, the fused rewrite
     "index": {"_shared"},  # SessionIndex and the index computed over any store
     "runs": {"_shared"},  # RunRecords
+    "events": {"_shared"},  # RunEventLog, RunInbox: what a run publishes and the messages sent to it
     "lease": {"_shared", "report", "index"},  # the lease, its backend half, the fenced view, take/hold
-    "backends": {"_shared", "lease", "runs"},  # SQLite, PostgreSQL, store URLs
+    "backends": {"_shared", "lease", "runs", "events"},  # SQLite, PostgreSQL, store URLs
     "backfill": {"_shared", "lease"},  # import_transcript: a store filled from the harness's files
-    "layers": {"_shared", "report", "rewrite", "index", "runs", "lease", "backends"},
+    "layers": {"_shared", "report", "rewrite", "index", "runs", "events", "lease", "backends"},
     "__init__": {
         "_shared",
         "report",
@@ -302,6 +303,7 @@ STORES_LAYERS: dict[str, set[str]] = {
         "rewrite",
         "index",
         "runs",
+        "events",
         "lease",
         "backends",
         "backfill",
