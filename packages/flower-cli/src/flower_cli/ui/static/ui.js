@@ -238,6 +238,10 @@ function drawRun() {
   if (atBottom) log.scrollTop = log.scrollHeight;
   showQuestion(questionNow());
   tick();
+  // When each event was on screen: read by the tests and by benchmarks/ui_latency.py (event -> display).
+  const drawn = (window.flowerDrawn = window.flowerDrawn || []);
+  drawn.push([v.seq, Date.now()]);
+  if (drawn.length > 5000) drawn.shift();
 }
 
 function tick() {
@@ -272,7 +276,6 @@ function select(key) {
     const item = JSON.parse(message.data);
     if (!view || view.key !== key || item.seq <= view.seq) return;
     fold(view, item);
-    window.flowerShown = { seq: item.seq, at: Date.now() }; // read by the latency benchmark
     scheduleDraw();
   });
   drawRun();
