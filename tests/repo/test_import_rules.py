@@ -251,8 +251,10 @@ CLI_LAYERS: dict[str, set[str]] = {
     "workflow": {"_shared", "runtime"},
     "view": {"_shared", "runtime"},
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
+    # `flower ui`'s page: the web application and its run sources.
+    "ui": {"_shared"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "ui"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }
 CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
