@@ -247,14 +247,16 @@ CLI_LAYERS: dict[str, set[str]] = {
     # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
     "testing": {"_shared"},
     "runtime": {"_shared"},
+    # Talk to a run from anywhere: the run log's publisher and the Control API (over flower-stores only).
+    "control": {"_shared"},
     "roles": {"_shared", "runtime"},
     "workflow": {"_shared", "runtime"},
     "view": {"_shared", "runtime"},
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    # `flower ui`'s page: the web application and its run sources.
-    "ui": {"_shared"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "ui"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli", "ui"},
+    # `flower ui`'s page: the web application and its run sources (this workspace's through `Control`).
+    "ui": {"_shared", "control"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }
 CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"

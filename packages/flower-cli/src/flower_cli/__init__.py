@@ -11,6 +11,10 @@ from ._shared.lazy import lazy_surface
 from ._shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from .control import Control as Control
+    from .control import ControlError as ControlError
+    from .control import RunInfo as RunInfo
+    from .control import RunPublisher as RunPublisher
     from .go import AsideAnswer as AsideAnswer
     from .go import Brief as Brief
     from .go import Goal as Goal
