@@ -12,15 +12,18 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-from flower_cli.ui import RunSource, SourceError, create_app, listen, new_token
+from flower_cli import Control, RunPublisher
+from flower_cli.ui import ControlSource, RunSource, SourceError, create_app, listen, new_token
+from flower_stores import InboxMessage, SqliteSessionStore
 
-__all__ = ["MemorySource", "PageServer", "http"]
+__all__ = ["MemorySource", "PageServer", "http", "store_source"]
 
 
 @dataclass
@@ -117,3 +120,22 @@ def http(
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read()
+
+
+def store_source(
+    where: Path, run_id: str, taken: list[InboxMessage] | None = None
+) -> tuple[ControlSource, Callable[[dict[str, Any]], None]]:
+    """The page's local source over a SQLite store in ``where``, and ``publish(event)``: a `RunPublisher` (as a
+    running run has) writing ``run_id``'s events into the same file through its own connection. Messages the
+    run is sent are taken and appended to ``taken``. Both live until the process ends (test and benchmark)."""
+    db = where / "sessions.db"
+    publisher = RunPublisher(
+        SqliteSessionStore(db),
+        run_id,
+        meta={"command": "go", "workspace": str(where), "accepts": ["answer", "mail", "stop"]},
+        handle=lambda message: (taken.append(message) if taken is not None else None, (True, f"took {message.kind}"))[
+            1
+        ],
+        inbox_s=0.1,
+    ).start()
+    return ControlSource(Control(SqliteSessionStore(db))), publisher.publish

@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from ui_helpers import MemorySource, PageServer, http
+from ui_helpers import MemorySource, PageServer, http, store_source
 
 from flower_cli.cli import main
 from flower_cli.ui import STATIC_DIR, SourceError, sse_message
@@ -268,3 +269,50 @@ def test_the_wheel_ships_the_page(tmp_path: Path) -> None:
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "Provides-Extra: ui" in text and "starlette<2,>=1.7; extra == 'ui'" in text
+
+
+def test_the_local_source_lists_follows_and_tells_through_control(tmp_path: Path) -> None:
+    """The page over a real SQLite store a `RunPublisher` writes (as a running run does), through `Control`."""
+    taken: list[Any] = []
+    local, publish = store_source(tmp_path, "run-1", taken)
+    publish({"kind": "step", "text": "clarify", "payload": {"index": 1, "total": 3}})
+    publish({"kind": "ask", "text": "Which DB?", "payload": {"kind": "question", "state": "asked", "id": "q1"}})
+    with PageServer([local]) as page:
+
+        def listed() -> dict[str, Any]:
+            return json.loads(http(f"{page.base}/api/runs?token={page.token}")[2])["runs"][0]
+
+        run = _until(lambda: (r := listed())["state"] == "waiting" and r)
+        assert (run["id"], run["source"], run["question"], run["step"]) == ("run-1", "local", "Which DB?", "clarify")
+        events = _sse(page, "/api/runs/local/run-1/events", 2)
+        assert [m["data"]["event"]["kind"] for m in events] == ["step", "ask"]
+
+        status, _, body = http(
+            f"{page.base}/api/runs/local/run-1/answer",
+            method="POST",
+            body=b'{"text": "SQLite"}',
+            headers={"X-Flower-Token": page.token},
+        )
+        assert status == 200 and json.loads(body)["said"] == "answer taken by the run", body
+        assert (taken[-1].kind, taken[-1].text, taken[-1].question) == ("answer", "SQLite", "q1")
+        assert taken[-1].sender.endswith("(flower ui)")  # the Q&A log says the page answered
+
+        missing = _sse(page, "/api/runs/local/nope/events", 1)
+        assert missing[0]["event"] == "run-error" and missing[0]["data"]["status"] == 404
+        assert "no run 'nope'" in missing[0]["data"]["error"]
+        publish({"kind": "done", "ok": True})
+        _until(lambda: listed()["state"] == "done")
+        status, _, body = http(
+            f"{page.base}/api/runs/local/run-1/stop", method="POST", body=b"{}", headers={"X-Flower-Token": page.token}
+        )
+        assert status == 409 and json.loads(body)["error"] == "run run-1 is done; only a running run takes stops"
+
+
+def _until(check: Any, timeout_s: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

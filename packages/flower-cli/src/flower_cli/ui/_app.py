@@ -71,8 +71,11 @@ class _Routes:
         after = _after(request)
 
         async def messages() -> AsyncIterator[bytes]:
-            async for item in source.events(run_id, after):
-                yield sse_message(item, event="run-event", event_id=int(item.get("seq", 0)))
+            try:
+                async for item in source.events(run_id, after):
+                    yield sse_message(item, event="run-event", event_id=int(item.get("seq", 0)))
+            except SourceError as exc:  # the stream is open already: the page is told in the stream itself
+                yield sse_message({"error": exc.message, "status": exc.status}, event="run-error")
 
         return _as_response(SseResponse(messages))
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from importlib.util import find_spec
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..._shared.exits import Exit, ExitCode
 from .output import write_stdout
+from .store import open_store
 
 if TYPE_CHECKING:
     from ...ui import RunSource
@@ -27,12 +28,21 @@ def _extra_installed() -> bool:
     return all(find_spec(name) is not None for name in ("starlette", "uvicorn"))
 
 
-def _sources(opts: GlobalOptions) -> list[RunSource]:
+def _sources(opts: GlobalOptions, store: Any) -> list[RunSource]:
     """This workspace's runs (or the --store's), then the ones installed distributions add (the fleet's)."""
-    from ...ui import SourceOptions, installed_sources
+    from ...control import Control
+    from ...ui import ControlSource, SourceOptions, installed_sources
 
     options = SourceOptions(workspace=opts.workspace, run_dir=opts.run_dir, store=opts.store)
-    return installed_sources(options)
+    return [ControlSource(Control(store)), *installed_sources(options)]
+
+
+def _open(opts: GlobalOptions) -> Any:
+    """The store the runs publish to; a run dir nothing has run in yet gets its (empty) store now, so the runs
+    started after the page show up on it."""
+    if not opts.store:
+        opts.run_dir.mkdir(parents=True, exist_ok=True)
+    return open_store(opts)
 
 
 def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
@@ -50,7 +60,8 @@ def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
             f"cannot listen on {host}:{port} ({exc.strerror or exc}): pick another --port, or leave it out for a free one",
         ) from None
     token = new_token()
-    app = create_app(_sources(opts), token)
+    store = _open(opts)
+    app = create_app(_sources(opts, store), token)
     url = page_url(sock, token)
 
     def ready() -> None:
@@ -62,5 +73,5 @@ def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
         line = json.dumps({"kind": "ui", "url": url}) if opts.json else url
         write_stdout(line + "\n")
 
-    with sock:
+    with sock, store:
         anyio.run(serve, app, sock, ready, backend="asyncio")

@@ -278,6 +278,12 @@ function select(key) {
     fold(view, item);
     scheduleDraw();
   });
+  stream.addEventListener("run-error", (message) => {
+    const problem = JSON.parse(message.data);
+    $("verb-result").textContent = problem.error;
+    $("verb-result").className = "error";
+    if (problem.status === 404 && stream) stream.close(); // no such run: asking again will not find it
+  });
   drawRun();
 }
 
