@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flower_stores import InboxMessage, SqliteSessionStore
 
 from flower_cli import Control, ControlError, RunPublisher
 from flower_cli.control import HeadFold
+from flower_stores import InboxMessage, SqliteSessionStore
 
 
 @pytest.fixture

@@ -148,7 +148,8 @@ class Control:
     def wait_taken(
         self, message: InboxMessage, *, timeout_s: float = 10.0, poll_s: float = 0.1
     ) -> dict[str, Any] | None:
-        """The run's acknowledgement of ``message`` (its ``control`` event: ``ok``, ``note``), or None if the run did
+        """The run's acknowledgement of ``message`` (its ``control`` event's payload: ``ok``, ``sender``…, and its text
+        as ``note``), or None if the run did
         not take it within ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         after = 0
@@ -161,7 +162,7 @@ class Control:
                     and isinstance(payload, dict)
                     and payload.get("message") == message.id
                 ):
-                    return payload
+                    return {**payload, "note": str(event.event.get("text") or "")}
             if time.monotonic() >= deadline:
                 return None
             time.sleep(poll_s)
