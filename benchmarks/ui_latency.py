@@ -22,9 +22,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-sys.path.insert(0, str(HERE.parent / "tests" / "e2e"))
 
-from _browser import browser, wait_for  # noqa: E402 - the tests' rig, found through the path set above
+
+from e2e._browser import browser, wait_for  # noqa: E402 - the tests' rig, found through the path set above
 from ui_helpers import MemorySource, PageServer  # noqa: E402
 
 

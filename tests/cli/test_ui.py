@@ -295,7 +295,7 @@ def test_the_local_source_lists_follows_and_tells_through_control(tmp_path: Path
         )
         assert status == 200 and json.loads(body)["said"] == "answer taken by the run", body
         assert (taken[-1].kind, taken[-1].text, taken[-1].question) == ("answer", "SQLite", "q1")
-        assert taken[-1].sender.endswith("(flower ui)")  # the Q&A log says the page answered
+        assert taken[-1].sender.endswith(" via flower ui")  # the Q&A log says the page answered
 
         missing = _sse(page, "/api/runs/local/nope/events", 1)
         assert missing[0]["event"] == "run-error" and missing[0]["data"]["status"] == 404

@@ -32,7 +32,7 @@ class ControlSource:
     def __init__(self, control: Control, name: str = "local", sender: str | None = None) -> None:
         self.control = control
         self.name = name
-        self.sender = sender or f"{default_sender()} (flower ui)"
+        self.sender = sender or f"{default_sender()} via flower ui"  # as the verbs sign: "via flower answer"
 
     async def _call(self, work: Callable[[], T]) -> T:
         try:
@@ -56,9 +56,10 @@ class ControlSource:
         taken = await self._call(functools.partial(self.control.wait_taken, message, timeout_s=ANSWER_WAIT_S))
         if taken is None:
             return f"{what} sent; the run has not taken it yet (it does within a second while it runs)"
+        note = str(taken.get("note") or "")
         if not taken.get("ok", True):
-            raise SourceError(f"the run did not take the {what} (its events say why)", 409)
-        return f"{what} taken by the run"
+            raise SourceError(f"the run did not take the {what}: {note or 'its events say why'}", 409)
+        return f"{what} taken by the run" + (f": {note}" if note else "")
 
     async def answer(self, run_id: str, text: str) -> str:
         return await self._tell(functools.partial(self.control.answer, run_id, text, sender=self.sender), "answer")
