@@ -117,6 +117,7 @@ function fold(v, item) {
     case "handoff": case "retry":
       v.incidents.push({ kind: e.kind, text: e.text, at }); break;
     case "done":
+      for (const step of v.steps) if (step.ok === undefined) step.ok = e.ok === true; // a stopped step ends here
       v.finished = e; v.tool = null; v.question = null; break;
     default:
       if (/wait|limit|offline|budget/.test(e.kind) || p.wait) v.incidents.push({ kind: e.kind, text: e.text, at });
@@ -137,8 +138,6 @@ function askEvent(v, e, p) {
   if (p.kind === "question") {
     if (p.state === "pending" || p.state === "asked" || p.state === "waiting") v.question = { id: p.id, text: p.question || e.text, options: p.options || [] };
     else if (v.question && (!p.id || p.id === v.question.id)) v.question = null;
-  } else if (p.kind === "mail") {
-    v.incidents.push({ kind: "mail", text: (p.state || "") + ": " + e.text });
   }
 }
 
