@@ -89,9 +89,9 @@ class FleetSource:
         changes = _Changes()
         while True:
             state = await self._state(run_id)
-            for event in changes.of(state):
-                if changes.seq > after:
-                    yield {"seq": changes.seq, "at_ms": int(time.time() * 1000), "event": event}
+            for seq, event in changes.of(state):
+                if seq > after:
+                    yield {"seq": seq, "at_ms": int(time.time() * 1000), "event": event}
             if state.status in _ENDED:
                 return
             await asyncio.sleep(POLL_S)
@@ -152,12 +152,14 @@ class _Changes:
         self._asked = 0
         self._over = False
 
-    def _event(self, event_kind: str, text: str = "", **payload: Any) -> dict[str, Any]:
+    def _event(self, event_kind: str, text: str = "", **payload: Any) -> tuple[int, dict[str, Any]]:
+        """The next event, numbered."""
         self.seq += 1
-        return {"kind": event_kind, "text": text, "tool": "", "subagent": False, "payload": payload}
+        return self.seq, {"kind": event_kind, "text": text, "tool": "", "subagent": False, "payload": payload}
 
-    def of(self, state: RunState) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
+    def of(self, state: RunState) -> list[tuple[int, dict[str, Any]]]:
+        """The numbered events since the last state seen."""
+        events: list[tuple[int, dict[str, Any]]] = []
         for outcome in state.done[self._ended :]:
             if outcome.step not in self._started:
                 self._started.add(outcome.step)
@@ -185,7 +187,7 @@ class _Changes:
             events.append(self._event("done", state.error, ok=ok, cost_usd=state.cost_usd))
         return events
 
-    def _questions(self, state: RunState) -> list[dict[str, Any]]:
+    def _questions(self, state: RunState) -> list[tuple[int, dict[str, Any]]]:
         events = []
         if self._question and state.question != self._question:
             events.append(self._event("ask", self._question, kind="question", state="answered", id=f"f{self._asked}"))
