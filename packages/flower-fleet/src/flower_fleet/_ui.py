@@ -137,6 +137,7 @@ def _row(run_id: str, state: RunState, started_ms: int) -> dict[str, Any]:
         "worker": running.worker if running else "",
         "error": state.error,
         "created_ms": started_ms,
+        "accepts": ["answer", "stop"],
         "fleet": True,
     }
 
@@ -184,7 +185,9 @@ class _Changes:
         if state.status in _ENDED and not self._over:
             self._over = True
             ok = state.status == "completed" and not state.error
-            events.append(self._event("done", state.error, ok=ok, cost_usd=state.cost_usd))
+            seq, done = self._event("done", state.error)
+            done.update(ok=ok, cost_usd=state.cost_usd)  # where `flower --json`'s done event has them
+            events.append((seq, done))
         return events
 
     def _questions(self, state: RunState) -> list[tuple[int, dict[str, Any]]]:

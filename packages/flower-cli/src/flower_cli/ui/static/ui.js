@@ -143,7 +143,7 @@ function askEvent(v, e, p) {
 
 function logLine(item) {
   const e = item.event || {};
-  const who = e.subagent ? "  worker " : "";
+  const who = (e.subagent ? "  worker " : "") + (e.kind === "ask" && e.payload && e.payload.state ? "(" + e.payload.state + ") " : "");
   const tool = e.tool ? "[" + e.tool + "] " : "";
   const text = e.text || (e.payload && e.payload.text) || "";
   return who + e.kind + " " + tool + String(text).slice(0, 2000);
@@ -167,7 +167,9 @@ function showRunHead(run) {
     $("budget-text").textContent = money(used) + " of " + money(budget) + " budget";
   }
   if (view) showQuestion(questionNow());
-  $("stop").disabled = ["done", "stopped", "failed"].includes(run.state);
+  const ended = ["done", "stopped", "failed", "dead"].includes(run.state);
+  $("stop").disabled = ended;
+  $("mail-form").hidden = ended || (Array.isArray(run.accepts) && run.accepts.length > 0 && !run.accepts.includes("mail"));
 }
 
 function questionNow() {
