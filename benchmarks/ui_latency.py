@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 from e2e._browser import browser, wait_for  # noqa: E402 - the tests' rig, found through the path set above
-from ui_helpers import MemorySource, PageServer  # noqa: E402
+from ui_helpers import MemorySource, PageServer  # noqa: E402 - as above
 
 
 def _event(i: int) -> dict[str, Any]:
