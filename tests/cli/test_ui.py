@@ -293,7 +293,7 @@ def test_the_local_source_lists_follows_and_tells_through_control(tmp_path: Path
             body=b'{"text": "SQLite"}',
             headers={"X-Flower-Token": page.token},
         )
-        assert status == 200 and json.loads(body)["said"] == "answer taken by the run", body
+        assert status == 200 and json.loads(body)["said"] == "answer taken by the run: took answer", body
         assert (taken[-1].kind, taken[-1].text, taken[-1].question) == ("answer", "SQLite", "q1")
         assert taken[-1].sender.endswith(" via flower ui")  # the Q&A log says the page answered
 

@@ -182,7 +182,7 @@ def _follow_the_run(
     # the curve advances while the run works
     advance.set()
     wait_for(lambda: len(_curve(driver, "work")) > len(first), "the curve advancing", timeout=120)
-    assert _tool_result(server, "Bash", "second-glance").strip() == "second-glance"
+    wait_for(lambda: _tool_result(server, "Bash", "second-glance").strip() == "second-glance", "the second command run")
 
     # mail from the page reaches the coordinator
     driver.find_element("id", "mail-input").send_keys("ALSO-EXPORT-CSV please")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..._shared.exits import Exit, ExitCode
+from ...control import Control
+from ...ui import ControlSource, SourceOptions, installed_sources, is_loopback, listen, new_token, page_url, serve
 from .output import write_stdout
 from .store import open_store
 
@@ -30,9 +32,6 @@ def _extra_installed() -> bool:
 
 def _sources(opts: GlobalOptions, store: Any) -> list[RunSource]:
     """This workspace's runs (or the --store's), then the ones installed distributions add (the fleet's)."""
-    from ...control import Control
-    from ...ui import ControlSource, SourceOptions, installed_sources
-
     options = SourceOptions(workspace=opts.workspace, run_dir=opts.run_dir, store=opts.store)
     return [ControlSource(Control(store)), *installed_sources(options)]
 
@@ -50,7 +49,7 @@ def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
         raise Exit(ExitCode.CONFIG, UI_EXTRA_HINT)
     if not 0 <= port <= 65535:
         raise Exit(ExitCode.USAGE, f"--port {port} is not a port: give 1-65535, or leave it out for a free one")
-    from ...ui import create_app, is_loopback, listen, new_token, page_url, serve
+    from ...ui import create_app  # why: it imports starlette, the optional extra checked just above
 
     try:
         sock = listen(host, port)
