@@ -18,28 +18,13 @@ from typing import Any
 
 import pytest
 from e2e._browser import browser, no_alert, wait_for
+from fleet_helpers import BRIEF, CLARIFIER, LEAD, QUESTION
 
-from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES
-from harness import After, Hang, ScriptedServer, Text, ToolUse, bash, keyed, result_text, when_main, when_system
+from harness import After, Hang, ScriptedServer, Text, ToolUse, bash, keyed, result_text
 
 pytestmark = pytest.mark.e2e
 
-CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
-LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
-QUESTION = "Should the greeting be in English or in French?"
 EVIL = "<script>alert(1)</script>"
-BRIEF = """## Goal
-Build the greeter: a hello.txt that greets the reader.
-
-## Acceptance criteria
-- hello.txt exists and says hello
-
-## Boundaries
-- no web page
-
-## Unknowns and assumptions
-- none
-"""
 
 
 def _env() -> dict[str, str]:

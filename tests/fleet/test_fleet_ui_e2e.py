@@ -5,8 +5,6 @@ reaches the run, which goes on to the end."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -49,15 +47,7 @@ def test_the_page_lists_a_fleet_run_and_answers_its_question(
     submitted = fleet.flower("fleet", "submit", "build a greeter", "--shared", "--run-id", run_id)
     assert submitted.returncode == 0, submitted.stderr
 
-    page = subprocess.Popen(
-        [sys.executable, "-m", "flower_cli", "ui"],
-        cwd=fleet.tmp,
-        env=fleet.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    page = fleet.start_flower("ui")
     try:
         assert page.stdout is not None
         url = page.stdout.readline().strip()
