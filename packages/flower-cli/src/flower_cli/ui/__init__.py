@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ._app import STATIC_DIR as STATIC_DIR
     from ._app import create_app as create_app
     from ._local import ControlSource as ControlSource
+    from ._serve import Closing as Closing
     from ._serve import is_loopback as is_loopback
     from ._serve import listen as listen
     from ._serve import page_url as page_url

@@ -3,7 +3,7 @@ events as a live stream, and the three verbs — all behind the token (`TokenGat
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +37,10 @@ _MAX_TEXT = 20_000  # an answer or a mail longer than this is a paste gone wrong
 
 
 class _Routes:
-    def __init__(self, sources: Sequence[RunSource], token: str) -> None:
+    def __init__(self, sources: Sequence[RunSource], token: str, closing: Callable[[], bool] | None) -> None:
         self.sources = {source.name: source for source in sources}
         self.token = token
+        self.closing = closing
 
     def source(self, request: Request) -> RunSource:
         name = request.path_params["source"]
@@ -64,7 +65,7 @@ class _Routes:
             async for listing in runs_changes(sources):
                 yield sse_message(listing, event="runs")
 
-        return _as_response(SseResponse(messages))
+        return _as_response(SseResponse(messages, closing=self.closing))
 
     async def events(self, request: Request) -> Response:
         source, run_id = self.source(request), request.path_params["run_id"]
@@ -77,7 +78,7 @@ class _Routes:
             except SourceError as exc:  # the stream is open already: the page is told in the stream itself
                 yield sse_message({"error": exc.message, "status": exc.status}, event="run-error")
 
-        return _as_response(SseResponse(messages))
+        return _as_response(SseResponse(messages, closing=self.closing))
 
     async def verb(self, request: Request) -> Response:
         source, run_id, verb = self.source(request), request.path_params["run_id"], request.path_params["verb"]
@@ -125,9 +126,10 @@ async def _source_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"ok": False, "error": message}, status_code=status, headers=_SECURITY_HEADERS)
 
 
-def create_app(sources: Sequence[RunSource], token: str) -> TokenGate:
-    """The page's ASGI application over ``sources``, refusing (401) every request without ``token``."""
-    routes = _Routes(sources, token)
+def create_app(sources: Sequence[RunSource], token: str, closing: Callable[[], bool] | None = None) -> TokenGate:
+    """The page's ASGI application over ``sources``, refusing (401) every request without ``token``; its live
+    streams end once ``closing()`` says the server is stopping."""
+    routes = _Routes(sources, token, closing)
     app = Starlette(
         routes=[
             Route("/", routes.page, methods=["GET"]),

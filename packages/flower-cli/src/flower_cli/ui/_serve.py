@@ -12,7 +12,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["UiAddress", "is_loopback", "listen", "page_url", "serve"]
+__all__ = ["Closing", "UiAddress", "is_loopback", "listen", "page_url", "serve"]
 
 UiAddress = tuple[str, int]
 
@@ -50,20 +50,39 @@ def page_url(sock: socket.socket, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
-async def serve(app: Any, sock: socket.socket, on_ready: Callable[[], None] | None = None) -> None:
-    """Serve ``app`` on ``sock`` until the process is interrupted (uvicorn handles SIGINT/SIGTERM)."""
+class Closing:
+    """Set when the server starts to stop: the page's live streams end then (see `SseResponse`)."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+
+    def __call__(self) -> bool:
+        return self.stopping
+
+
+async def serve(
+    app: Any, sock: socket.socket, on_ready: Callable[[], None] | None = None, closing: Closing | None = None
+) -> None:
+    """Serve ``app`` on ``sock`` until the process is interrupted (uvicorn handles SIGINT/SIGTERM); ``closing`` is
+    set as the shutdown begins, before uvicorn waits for the open connections."""
     import uvicorn  # why: the optional extra; `flower ui` checks it is installed before it gets here
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            if closing is not None:
+                closing.stopping = True
+            await super().shutdown(sockets=sockets)
 
     config = uvicorn.Config(
         app,
         log_level="warning",
         lifespan="off",
         access_log=False,
-        # A page left open holds its live streams: at Ctrl-C they are cut after a second, not waited for.
-        timeout_graceful_shutdown=1,
+        # The live streams end within a fifth of a second of `closing`; a slower request is cut after two.
+        timeout_graceful_shutdown=2,
         server_header=False,
     )
-    server = uvicorn.Server(config)
+    server = Server(config)
     if on_ready is not None:
         on_ready()
     await server.serve(sockets=[sock])

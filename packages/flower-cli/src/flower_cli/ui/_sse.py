@@ -20,6 +20,7 @@ from ._token import Receive, Scope, Send
 __all__ = ["KEEPALIVE_S", "SseResponse", "sse_message"]
 
 KEEPALIVE_S = 10.0
+_CLOSING_POLL_S = 0.2
 _HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -42,9 +43,16 @@ class SseResponse:
     """An ASGI response streaming what ``messages()`` yields (already `sse_message`-encoded) until it ends or the
     reader disconnects, with a keep-alive comment every ``keepalive_s``."""
 
-    def __init__(self, messages: Callable[[], AsyncIterator[bytes]], keepalive_s: float = KEEPALIVE_S) -> None:
+    def __init__(
+        self,
+        messages: Callable[[], AsyncIterator[bytes]],
+        keepalive_s: float = KEEPALIVE_S,
+        closing: Callable[[], bool] | None = None,
+    ) -> None:
         self.messages = messages
         self.keepalive_s = keepalive_s
+        # The server is stopping (Ctrl-C): the stream ends at once, rather than be cut mid-write later.
+        self.closing = closing or (lambda: False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": list(_HEADERS)})
@@ -63,9 +71,14 @@ class SseResponse:
                 group.cancel_scope.cancel()
 
             async def keepalive() -> None:
-                while True:
-                    await anyio.sleep(self.keepalive_s)
-                    await write(b": keepalive\n\n")
+                quiet = 0.0
+                while not self.closing():
+                    await anyio.sleep(_CLOSING_POLL_S)
+                    quiet += _CLOSING_POLL_S
+                    if quiet >= self.keepalive_s:
+                        quiet = 0.0
+                        await write(b": keepalive\n\n")
+                group.cancel_scope.cancel()
 
             async def watch() -> None:
                 while (await receive())["type"] != "http.disconnect":

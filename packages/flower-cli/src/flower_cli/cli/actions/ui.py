@@ -11,7 +11,17 @@ import anyio
 
 from ..._shared.exits import Exit, ExitCode
 from ...control import Control
-from ...ui import ControlSource, SourceOptions, installed_sources, is_loopback, listen, new_token, page_url, serve
+from ...ui import (
+    Closing,
+    ControlSource,
+    SourceOptions,
+    installed_sources,
+    is_loopback,
+    listen,
+    new_token,
+    page_url,
+    serve,
+)
 from .output import write_stdout
 from .store import open_store
 
@@ -60,7 +70,8 @@ def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
         ) from None
     token = new_token()
     store = _open(opts)
-    app = create_app(_sources(opts, store), token)
+    closing = Closing()
+    app = create_app(_sources(opts, store), token, closing)
     url = page_url(sock, token)
 
     def ready() -> None:
@@ -73,4 +84,4 @@ def run_ui(opts: GlobalOptions, *, host: str, port: int) -> None:
         write_stdout(line + "\n")
 
     with sock, store:
-        anyio.run(serve, app, sock, ready, backend="asyncio")
+        anyio.run(serve, app, sock, ready, closing, backend="asyncio")
