@@ -8,17 +8,13 @@ PostgreSQL store are the same to it. The run itself picks its messages up within
 
 from __future__ import annotations
 
-import functools
 import getpass
 import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
-import anyio.to_thread
-
-from flower_stores import InboxMessage, RunEvent
+from flower_stores import InboxMessage, RunEvent, follow_events
 
 from ._info import RunInfo
 
@@ -103,19 +99,15 @@ class Control:
     async def follow(self, run_id: str, *, after: int = 0, poll_s: float = 0.25) -> AsyncIterator[RunEvent]:
         """The run's events after ``after`` (a seq) as they come, until its ``done`` event, or until no process drives
         it any more and its log has nothing new. Leaving the loop (Ctrl-C in ``flower watch``) leaves the run alone."""
-        seen = after
-        while True:
-            batch = await anyio.to_thread.run_sync(functools.partial(self.events, run_id, after=seen))
-            for event in batch:
-                seen = event.seq
-                yield event
-                if event.event.get("kind") == "done":
-                    return
-            if not batch:
-                info = await anyio.to_thread.run_sync(self.run, run_id)
-                if not info.live:
-                    return
-                await anyio.sleep(poll_s)
+        async for event in follow_events(
+            self.store,
+            run_id,
+            after=after,
+            poll_s=poll_s,
+            until=lambda e: e.event.get("kind") == "done",
+            gone=lambda: not self.run(run_id).live,
+        ):
+            yield event
 
     # --- telling ------------------------------------------------------------------------------------
 

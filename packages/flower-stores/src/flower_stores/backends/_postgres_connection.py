@@ -234,6 +234,16 @@ class PostgresConnection:
                 ) from exc
         raise AssertionError("unreachable")
 
+    def _read_added(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        """The rows of a read of tables a later schema version added (run records, the run log): none from a
+        schema from before them opened read-only (so not migrated)."""
+        try:
+            return self._run(lambda conn: conn.execute(query, params).fetchall())
+        except self._psycopg.errors.UndefinedTable:
+            if not self.read_only:
+                raise
+            return []
+
     def close(self) -> None:
         """Close every pooled connection. Idempotent."""
         with self._lock:

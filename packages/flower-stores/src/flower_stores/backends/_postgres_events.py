@@ -51,16 +51,8 @@ class PostgresEvents(PostgresConnection, RunEventMethods):
 
         return self._run(work)
 
-    def _events_select(self, query: str, params: tuple[Any, ...]) -> list[Any]:
-        try:
-            return self._run(lambda conn: conn.execute(query, params).fetchall())
-        except self._psycopg.errors.UndefinedTable:
-            if not self.read_only:
-                raise
-            return []  # a schema from before the run log, opened read-only: no run published here
-
     def _events_read(self, run_id: str, after: int, limit: int) -> list[EventRow]:
-        rows = self._events_select(
+        rows = self._read_added(
             f"SELECT seq, at, event FROM {self._sql.s}.run_events WHERE run_id = %s AND seq > %s ORDER BY seq LIMIT %s",
             (run_id, after, limit),
         )
@@ -69,13 +61,13 @@ class PostgresEvents(PostgresConnection, RunEventMethods):
     def _events_heads(self, run_id: str | None) -> list[HeadRow]:
         heads = f"SELECT run_id, created_at, updated_at, last_seq, head FROM {self._sql.s}.run_heads"
         if run_id is None:
-            rows = self._events_select(heads + " ORDER BY created_at DESC, arrival DESC", ())
+            rows = self._read_added(heads + " ORDER BY created_at DESC, arrival DESC", ())
         else:
-            rows = self._events_select(heads + " WHERE run_id = %s", (run_id,))
+            rows = self._read_added(heads + " WHERE run_id = %s", (run_id,))
         return [(r, int(c), int(u), int(q), h) for r, c, u, q, h in rows]
 
     def _events_live_runs(self) -> list[str]:
-        rows = self._events_select(
+        rows = self._read_added(
             f"SELECT DISTINCT run_id FROM {self._sql.s}.leases WHERE NOT released AND expires_at > {NOW_MS}", ()
         )
         return [r[0] for r in rows]

@@ -3,9 +3,6 @@ transaction; the rules are in the events room. A file from before these tables, 
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
 from ..events import EventRow, HeadRow, MessageRow, RunEventMethods
 from ._sqlite_connection import SqliteConnection
 from ._sqlite_schema import now_ms
@@ -36,16 +33,8 @@ class SqliteEvents(SqliteConnection, RunEventMethods):
             )
             return last
 
-    def _events_select(self, query: str, params: tuple[Any, ...]) -> list[Any]:
-        try:
-            return self._connection().execute(query, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if self.read_only and "no such table" in str(exc):
-                return []  # a file from before the run log, opened read-only: no run published here
-            raise
-
     def _events_read(self, run_id: str, after: int, limit: int) -> list[EventRow]:
-        rows = self._events_select(
+        rows = self._read_added(
             "SELECT seq, at, event FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (run_id, after, limit),
         )
@@ -53,15 +42,13 @@ class SqliteEvents(SqliteConnection, RunEventMethods):
 
     def _events_heads(self, run_id: str | None) -> list[HeadRow]:
         if run_id is None:
-            rows = self._events_select(f"{_HEADS} ORDER BY created_at DESC, rowid DESC", ())
+            rows = self._read_added(f"{_HEADS} ORDER BY created_at DESC, rowid DESC", ())
         else:
-            rows = self._events_select(f"{_HEADS} WHERE run_id = ?", (run_id,))
+            rows = self._read_added(f"{_HEADS} WHERE run_id = ?", (run_id,))
         return [(r, int(c), int(u), int(s), h) for r, c, u, s, h in rows]
 
     def _events_live_runs(self) -> list[str]:
-        rows = self._events_select(
-            "SELECT DISTINCT run_id FROM leases WHERE released = 0 AND expires_at > ?", (now_ms(),)
-        )
+        rows = self._read_added("SELECT DISTINCT run_id FROM leases WHERE released = 0 AND expires_at > ?", (now_ms(),))
         return [r[0] for r in rows]
 
     def _inbox_post(self, run_id: str, kind: str, text: str, sender: str, question: str) -> tuple[int, int]:
@@ -76,7 +63,7 @@ class SqliteEvents(SqliteConnection, RunEventMethods):
     def _inbox_take(self, run_id: str) -> list[MessageRow]:
         waiting = "SELECT id, kind, text, sender, question, at FROM run_inbox WHERE run_id = ? AND taken_at IS NULL"
         # A run asks about twice a second: the plain read first, so an empty inbox never takes the write lock.
-        if self.read_only or not self._events_select(waiting + " LIMIT 1", (run_id,)):
+        if self.read_only or not self._read_added(waiting + " LIMIT 1", (run_id,)):
             return []
         with self._transaction() as db:
             rows = db.execute(waiting + " ORDER BY id", (run_id,)).fetchall()

@@ -21,12 +21,14 @@ async def follow_events(
     after: int = 0,
     poll_s: float = 0.25,
     until: Callable[[RunEvent], bool] | None = None,
+    gone: Callable[[], bool] | None = None,
 ) -> AsyncIterator[RunEvent]:
     """Yield ``run_id``'s events after ``after`` as they are stored, oldest first, for as long as the caller reads.
 
     Each read runs in a worker thread; when nothing new is there it waits ``poll_s`` (a quarter second: another
     process sees an event well within a second of its storing). ``until``: stop after the event it accepts (a
-    run's ``done``). The caller ends the follow by leaving the loop or cancelling.
+    run's ``done``). ``gone``: asked (in a worker thread) when nothing new is there; true ends the follow (no
+    process drives the run any more). The caller ends the follow otherwise by leaving the loop or cancelling.
     """
     seen = after
     while True:
@@ -37,4 +39,6 @@ async def follow_events(
             if until is not None and until(event):
                 return
         if not batch:
+            if gone is not None and await anyio.to_thread.run_sync(gone):
+                return
             await anyio.sleep(poll_s)

@@ -4,6 +4,7 @@ writes the run's inbox, and the run takes its messages within a second."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..._shared.exits import Exit, ExitCode
-from ...control import Control, ControlError, RunInfo, default_sender
+from ...control import Control, ControlError, FleetRuns, RunInfo, default_sender, fleet_configured
 from ...runtime import Event
 from ...view import sanitize, tokens
 from .output import human_view, write_stdout
@@ -28,9 +29,12 @@ __all__ = ["show_status", "tell_run", "watch_run"]
 _TAKEN_WAIT_S = 10.0  # a running run takes its inbox every half second; this much leaves room for a busy machine
 
 
-def _control(g: GlobalOptions, *, write: bool) -> Control:
+def _control(g: GlobalOptions, *, write: bool, required: bool = True) -> Control | None:
+    """The store's runs; None when there is no store here and ``required`` is off (a fleet is configured)."""
     db = g.run_dir / "sessions.db"
     if not g.store and not db.exists():
+        if not required:
+            return None
         raise Exit(
             ExitCode.USAGE,
             f"no {db}: nothing has run in this workspace yet (point -w at the run's workspace, or --store at its store)",
@@ -42,6 +46,24 @@ def _control(g: GlobalOptions, *, write: bool) -> Control:
         raise Exit(ExitCode.CONFIG, str(exc)) from exc
 
 
+def _closed(control: Control | None) -> None:
+    if control is not None:
+        control.store.close()
+
+
+@functools.cache  # asked once per command: each ask is a `flower fleet status` process
+def _fleet_runs_once() -> tuple[RunInfo, ...]:
+    try:
+        return tuple(FleetRuns().runs())
+    except ControlError as exc:
+        raise Exit(ExitCode.CONFIG, f"the fleet (FLOWER_TEMPORAL): {exc}") from exc
+
+
+def _fleet_runs() -> list[RunInfo]:
+    """The fleet's runs when ``FLOWER_TEMPORAL`` points at one (through its signals), else none."""
+    return list(_fleet_runs_once()) if fleet_configured() else []
+
+
 def _say(g: GlobalOptions, text: str, style: str = "") -> None:
     if not g.json:
         human_view(g).line(text, style)
@@ -51,13 +73,14 @@ def _say(g: GlobalOptions, text: str, style: str = "") -> None:
 
 
 def show_status(g: GlobalOptions) -> None:
-    control = _control(g, write=False)
+    control = _control(g, write=False, required=not fleet_configured())
     try:
-        runs = control.runs()
+        runs = control.runs() if control is not None else []
     except Exception as exc:
         raise explained(exc, g) from exc
     finally:
-        control.store.close()
+        _closed(control)
+    runs += _fleet_runs()
     if g.json:
         write_stdout(
             json.dumps({"kind": "status", "store": store_label(g), "runs": [r.to_json() for r in runs]}) + "\n"
@@ -78,7 +101,7 @@ def _status_lines(runs: list[RunInfo]) -> list[str]:
             question = f"{r.question_id}: {question}"
         rows.append(
             (
-                r.run_id,
+                r.run_id + (" (fleet)" if r.fleet else ""),
                 r.state,
                 step,
                 r.session[:8] or "-",
@@ -99,8 +122,13 @@ def _status_lines(runs: list[RunInfo]) -> list[str]:
 
 def watch_run(g: GlobalOptions, run_id: str | None, *, only_new: bool = False) -> None:
     control = _control(g, write=False)
+    assert control is not None  # required: only the store's runs publish their events
     try:
         run = _picked(control, run_id)
+        if run.fleet:
+            raise Exit(
+                ExitCode.USAGE, f"run {run.run_id} is a fleet run: `flower fleet logs {run.run_id}` shows its steps"
+            )
         view = human_view(g)
         if not g.json:
             view.line(
@@ -173,10 +201,14 @@ def _show(g: GlobalOptions, view: Renderer, stored: RunEvent) -> None:
 
 
 def tell_run(g: GlobalOptions, kind: str, words: list[str], *, question: str = "") -> None:
-    control = _control(g, write=True)
+    control = _control(g, write=True, required=not fleet_configured())
     try:
         run_id, text = _run_and_text(control, kind, words)
         run = _picked(control, run_id)
+        if run.fleet:
+            _report(g, kind, run, 0, _tell_fleet(kind, run, text))
+            return
+        assert control is not None  # a run that is not the fleet's is the store's
         sender = f"{default_sender()} via flower {kind}"
         try:
             if kind == "answer":
@@ -193,26 +225,64 @@ def tell_run(g: GlobalOptions, kind: str, words: list[str], *, question: str = "
     except Exception as exc:
         raise explained(exc, g) from exc
     finally:
-        control.store.close()
+        _closed(control)
     _report(g, kind, run, message.id, ack)
 
 
-def _run_and_text(control: Control, kind: str, words: list[str]) -> tuple[str | None, str]:
-    """(RUN or None, the text): the first word is a RUN when it names one of the store's runs (and more follows)."""
+def _tell_fleet(kind: str, run: RunInfo, text: str) -> dict[str, Any]:
+    """An answer or a stop for a fleet run, as the fleet's signal (``flower fleet answer / cancel``)."""
+    if kind == "mail":
+        raise Exit(ExitCode.USAGE, f"run {run.run_id} is a fleet run: it takes answers and stops, not mail")
+    if not run.live:
+        raise Exit(ExitCode.USAGE, f"run {run.run_id} is {run.state}; only a running run takes {kind}s")
+    try:
+        if kind == "answer":
+            if run.state != "waiting":
+                raise ControlError(f"run {run.run_id} waits on no question now (it is {run.state})")
+            FleetRuns().answer(run.run_id, text)
+            return {"ok": True, "note": "answered through the fleet's signal"}
+        FleetRuns().stop(run.run_id)
+        return {"ok": True, "note": "cancelled through the fleet's signal: its running step stops and is recorded"}
+    except ControlError as exc:
+        raise Exit(ExitCode.USAGE, str(exc)) from exc
+
+
+def _run_and_text(control: Control | None, kind: str, words: list[str]) -> tuple[str | None, str]:
+    """(RUN or None, the text): the first word is a RUN when it names one of the runs (and more follows)."""
     if kind == "stop":
         return (words[0] if words else None), ""
     if not words:
         raise Exit(ExitCode.USAGE, f'say what to {kind}, e.g. flower {kind} "PostgreSQL, please"')
-    if len(words) >= 2 and any(r.run_id.startswith(words[0]) for r in control.runs()):
+    known = (control.runs() if control is not None else []) + _fleet_runs()
+    if len(words) >= 2 and any(r.run_id.startswith(words[0]) for r in known):
         return words[0], " ".join(words[1:])
     return None, " ".join(words)
 
 
-def _picked(control: Control, run_id: str | None) -> RunInfo:
-    try:
-        return control.pick(run_id)
-    except ControlError as exc:
-        raise Exit(ExitCode.USAGE, str(exc)) from exc
+def _picked(control: Control | None, run_id: str | None) -> RunInfo:
+    """The store's run (``run_id``, or the one running); with a fleet configured, the fleet's runs count too."""
+    if not fleet_configured():
+        assert control is not None  # required without a fleet
+        try:
+            return control.pick(run_id)
+        except ControlError as exc:
+            raise Exit(ExitCode.USAGE, str(exc)) from exc
+    mine = control.runs() if control is not None else []
+    everything = mine + _fleet_runs()
+    if run_id:
+        exact = [r for r in everything if r.run_id == run_id]
+        found = exact or [r for r in everything if r.run_id.startswith(run_id)]
+        if len(found) == 1:
+            return found[0]
+        what = f"{len(found)} runs start with" if found else "no run here or on the fleet is"
+        raise Exit(ExitCode.USAGE, f"{what} {run_id!r}; `flower status` lists the runs")
+    live = [r for r in everything if r.live]
+    if len(live) == 1:
+        return live[0]
+    if not live:
+        raise Exit(ExitCode.USAGE, "no run is running here or on the fleet; `flower status` lists the runs")
+    ids = ", ".join(r.run_id for r in live[:5])
+    raise Exit(ExitCode.USAGE, f"{len(live)} runs are running ({ids}); say which: give its RUN id")
 
 
 def _option(run: RunInfo, text: str) -> str:

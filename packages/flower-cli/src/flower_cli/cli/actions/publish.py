@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ...runtime import Runtime
     from .._global_options import GlobalOptions
 
-__all__ = ["Publishing", "publishing"]
+__all__ = ["Publishing", "keeps_a_run_log", "publishing"]
 
 T = TypeVar("T")
 
@@ -117,6 +117,11 @@ def _meta(g: GlobalOptions, runtime: Runtime, command: str, accepts: tuple[str, 
     }
 
 
+def keeps_a_run_log(store: Any) -> bool:
+    """Whether ``store`` keeps runs' events and inboxes (flower's stores and the layers over them do)."""
+    return callable(getattr(store, "append_events", None)) and callable(getattr(store, "take_messages", None))
+
+
 @contextlib.contextmanager
 def publishing(
     g: GlobalOptions, runtime: Runtime, sink: Any, *, command: str, channel: HumanChannel | None = None
@@ -125,7 +130,7 @@ def publishing(
     when it ends, however it ends."""
     pub = Publishing(runtime, sink, channel)
     store = runtime.store
-    if not callable(getattr(store, "append_events", None)) or not callable(getattr(store, "take_messages", None)):
+    if not keeps_a_run_log(store):
         yield pub  # a store without a run log (a user's own): the run works as before, unseen from elsewhere
         return
     accepts = ("answer", "mail", "stop") if channel is not None else ("stop",)
