@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from e2e._browser import browser, no_alert, wait_for
 from fleet_helpers import BRIEF, CLARIFIER, LEAD, QUESTION
+from ui_helpers import MemorySource, PageServer
 
 from harness import After, Hang, ScriptedServer, Text, ToolUse, bash, keyed, result_text
 
@@ -197,3 +198,70 @@ def _flower_json(workspace: Path, *args: str) -> Any:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_the_page_shows_workers_the_tool_now_handoffs_retries_limits_and_the_budget(tmp_path: Path) -> None:
+    """What a long run tells besides its turns, as the runtime's events say it (shapes of `flower --json`), fed
+    through a source in the test: the page's drawing of each, in the browser."""
+    source = MemorySource()
+    source.runs.append({"id": "r1", "state": "running", "step": "work", "cost_usd": 1.5, "question": None})
+    worker = {"id": "t1", "description": "write the parser"}
+    for event in (
+        {"kind": "step", "text": "work", "payload": {"index": 1, "total": 1}},
+        {"kind": "text", "text": "on it", "payload": {"context": 5000, "message_id": "m1"}},
+        {
+            "kind": "tool_call",
+            "text": "sleep 5",
+            "tool": "Bash",
+            "payload": {"context": 5000, "message_id": "m1", "id": "b1"},
+        },
+        {
+            "kind": "task",
+            "text": "write the parser",
+            "payload": {"task_id": "t1", "kind": "TaskStartedMessage", "worker": worker},
+        },
+        {
+            "kind": "tool_call",
+            "text": "parser.py",
+            "tool": "Write",
+            "subagent": True,
+            "payload": {"context": 9, "worker": worker},
+        },
+        {"kind": "handoff", "text": "handing off at 170000 tokens", "payload": {"phase": "start"}},
+        {"kind": "retry", "text": "network down; waiting for it", "payload": {"step": "work"}},
+        {"kind": "limit", "text": "usage limit: waiting until 05:00", "payload": {"step": "work", "phase": "waiting"}},
+        {
+            "kind": "notice",
+            "text": "75% of the budget spent",
+            "payload": {"budget": {"limit_usd": 2.0, "spent_usd": 1.5}},
+        },
+        {
+            "kind": "ask",
+            "text": "<b>bold?</b>",
+            "payload": {
+                "kind": "question",
+                "state": "asked",
+                "id": "q1",
+                "question": "<b>bold?</b>",
+                "options": ["<i>x</i>"],
+            },
+        },
+    ):
+        source.publish("r1", event)
+    with PageServer([source]) as page, browser(tmp_path / "chromium-profile") as driver:
+        driver.get(page.url)
+        wait_for(lambda: driver.find_element("id", "question-text").text == "<b>bold?</b>", "the question as text")
+        assert [b.text for b in driver.find_elements("css selector", "#question-options button")] == ["<i>x</i>"]
+        assert driver.find_element("id", "workers").text == "write the parser · running · [Write] parser.py"
+        incidents = driver.find_element("id", "incidents").text.splitlines()
+        assert incidents == [
+            "handoff: handing off at 170000 tokens",
+            "retry: network down; waiting for it",
+            "limit: usage limit: waiting until 05:00",
+        ]
+        wait_for(lambda: driver.find_element("id", "budget-text").text == "$1.5000 of $2.0000 budget", "the budget")
+        now = driver.find_element("id", "now-tool").text
+        assert now.startswith("[Bash] sleep 5 · running for "), now
+        assert _curve(driver, "work") == [5000]  # one API call, however many blocks it had
+        driver.save_screenshot(str(tmp_path / "details.png"))
+        assert no_alert(driver)

@@ -68,7 +68,7 @@ let view = null;
 let stream = null;
 
 function emptyView(key) {
-  return { key, seq: 0, steps: [], tool: null, workers: new Map(), incidents: [], question: null, lastMessage: "",
+  return { key, seq: 0, steps: [], tool: null, workers: new Map(), incidents: [], question: null, lastMessage: "", budget: null,
            lastWasAssistant: false, finished: null, log: [] };
 }
 
@@ -99,6 +99,7 @@ function fold(v, item) {
   if (assistant) addContext(v, e);
   v.lastWasAssistant = assistant;
   if (p.worker && p.worker.id) noteWorker(v, p.worker, e);
+  if (p.budget && typeof p.budget === "object" && Number(p.budget.limit_usd) > 0) v.budget = p.budget; // the run's budget, as its events tell it
   switch (e.kind) {
     case "step":
       v.steps.push({ name: e.text, index: p.index, total: p.total, points: [], note: p.note || "", started: at });
@@ -159,7 +160,7 @@ function showRunHead(run) {
   if (run.context) parts.push(tokens(run.context) + " context now");
   if (run.session_id) parts.push("session " + String(run.session_id).slice(0, 8));
   $("run-summary").textContent = parts.filter(Boolean).join(" · ");
-  const budget = Number(run.budget_usd) || 0;
+  const budget = Number(run.budget_usd) || (view && view.budget ? Number(view.budget.limit_usd) : 0);
   $("budget").hidden = !budget;
   if (budget) {
     const used = Number(run.cost_usd) || 0;
@@ -224,6 +225,8 @@ function drawCurve(step) {
 function drawRun() {
   const v = view;
   if (!v) return;
+  const run = runs.find((r) => runKey(r) === v.key);
+  if (run) showRunHead(run);
   const curves = $("curves");
   curves.replaceChildren(...v.steps.filter((s) => s.points.length).map(drawCurve));
   $("steps").replaceChildren(...v.steps.map((s) => {
