@@ -253,8 +253,10 @@ CLI_LAYERS: dict[str, set[str]] = {
     "workflow": {"_shared", "runtime"},
     "view": {"_shared", "runtime"},
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli"},
+    # `flower ui`'s page: the web application and its run sources (this workspace's through `Control`).
+    "ui": {"_shared", "control"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }
 CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"

@@ -77,6 +77,9 @@ if TYPE_CHECKING:
     from .runtime import record_overflow as record_overflow
     from .runtime import resolve_window as resolve_window
     from .runtime import whitelist_guard as whitelist_guard
+    from .ui import RunSource as RunSource
+    from .ui import SourceError as SourceError
+    from .ui import SourceOptions as SourceOptions
     from .workflow import RunContext as RunContext
     from .workflow import RunResult as RunResult
     from .workflow import Step as Step

@@ -25,6 +25,7 @@ from ._root_app import app
 # isort: off
 from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
 from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
+from .commands import ui  # noqa: F401 - imported to add it
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]
