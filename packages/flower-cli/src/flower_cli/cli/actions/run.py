@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from ...workflow import Workflow, WorkflowError
+from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials
 from .handoff import handoff_policy
@@ -76,9 +77,17 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
     )
 
 
-def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
+def run_workflow(
+    opts: GlobalOptions,
+    target: str,
+    *,
+    window: str | None = None,
+    no_handoff: bool = False,
+    budget: float | None = None,
+) -> None:
 
     handoff = handoff_policy(window, no_handoff)
+    budget = budget_from(budget)
     try:
         workflow = _as_workflow(load_target(target), target)
     except WorkflowError as exc:
@@ -88,7 +97,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
 
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
-    runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
+    runtime = open_runtime(opts, workbench=workbench, handoff=handoff, budget=budget)
     with rescued(
         runtime,
         recorded="the steps so far are",
@@ -98,4 +107,4 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
             outcome = run_rescued(runtime, lambda: workflow.run(runtime, on_event=sink))
         except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
             raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        conclude(opts, view, sink, runtime, outcome)
+        conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
