@@ -116,6 +116,17 @@ def test_go_stops_at_the_budget_a_plain_wake_keeps_it_and_a_higher_one_goes_on(
     assert float(closing.rpartition("flower --budget ")[2]) > spent, "the command goes on with more than is spent"
     kept = kept_budget(workspace)
     assert kept["limit_usd"] == 0.1 and kept["spent_usd"] == pytest.approx(spent, abs=1e-6)
+    analyzed = flower("--json", "analyze", cwd=workspace)
+    assert analyzed.returncode == 0, analyzed.stderr
+    budget = json.loads(analyzed.stdout)["totals"]["budget"]
+    assert budget == {
+        "limit_usd": 0.1,
+        "spent_usd": pytest.approx(spent, abs=1e-6),
+        "share": pytest.approx(spent / 0.1, abs=1e-3),
+        "stopped": True,
+    }
+    table = flower("analyze", cwd=workspace)
+    assert f"budget ${spent:.4f} of $0.1000" in table.stdout and "stopped by it" in table.stdout, table.stdout
 
     # A plain wake keeps the budget: spent already, so nothing is sent and it ends the same way.
     sent = len(claude_env.message_requests)
