@@ -335,7 +335,7 @@ class GoDriver:
         """Answer a side question in its own task: the run never waits for it."""
         if self._asides is None:
             return
-        budget = self.runtime.budget
+        budget = getattr(self.runtime, "budget", None)  # a runtime stand-in (a test's) may have none
         if budget is not None and budget.over:  # a spent budget starts no new session, a side one included
             said = f"not asked: {budget.stop_reason()}"
             if self.json_mode:
@@ -358,8 +358,9 @@ class GoDriver:
             ok, text, cost = False, f"{type(exc).__name__}: {exc}", 0.0
         finally:
             self._asides_running -= 1
-        if self.runtime.budget is not None:  # the aside's own runtime is paid from the same run budget
-            self.runtime.budget.charge("aside", cost)
+        budget = getattr(self.runtime, "budget", None)
+        if budget is not None:  # the aside's own runtime is paid from the same run budget
+            budget.charge("aside", cost)
         if self.json_mode:
             self.sink(Event("aside", text, payload={"question": question, "ok": ok, "cost_usd": cost}))
             return

@@ -41,7 +41,7 @@ def budget_from(given: float | None, environ: Mapping[str, str] = os.environ) ->
 def budget_exit(runtime: Runtime, again: str) -> Exit | None:
     """The exit of a run whose budget stopped a step (None: the budget stopped nothing): exit 6, with what was
     spent, on what, and ``again`` — the command that continues, where ``{budget}`` is a higher budget."""
-    budget = runtime.budget
+    budget = getattr(runtime, "budget", None)  # a runtime stand-in (a test's) may have none
     if budget is None or not any(stopped_by_budget(result) for result in runtime.results):
         return None
     higher = f"{higher_budget(budget.limit_usd, budget.spent_usd):g}"
