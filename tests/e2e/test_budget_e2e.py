@@ -12,42 +12,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e._runs import flower as flower_in
+from fleet_helpers import BRIEF, CLARIFIER, GOAL, GOAL_SETTER, JUDGE, LEAD, verdict
 
-from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES
-from harness import ScriptedServer, Text, Turn, Usage, bash, dispatch, keyed, when_main, when_notified, when_prompt
-from harness import when_system as system
+from harness import ScriptedServer, Text, Turn, Usage, bash, dispatch, keyed, when_notified
 
 pytestmark = pytest.mark.e2e
 
-CLARIFIER = system(CLARIFIER_RULES.splitlines()[0])
-LEAD = system(COORDINATOR_RULES.splitlines()[0]) & when_main()
-GOAL_SETTER = system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
-JUDGE = system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
-
-BRIEF = """## Goal
-Build the greeter: a hello.txt that greets the reader.
-
-## Acceptance criteria
-- hello.txt exists and says hello
-
-## Boundaries
-- no web page
-
-## Unknowns and assumptions
-- none
-"""
-GOAL = """## Goal
-hello.txt greets the reader.
-
-## Checks
-- hello.txt exists and contains "hello"
-"""
-ACHIEVED = "## Verdict\nachieved\n\n## Reason\nhello.txt says hello\n\n## Failed checks\n- none"
+ACHIEVED = verdict("achieved", "hello.txt says hello")
 
 
 def usage(input_tokens: int) -> Usage:
@@ -58,15 +34,7 @@ def usage(input_tokens: int) -> Usage:
 def flower(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     outer = {k: v for k, v in os.environ.items() if k != "FLOWER_BUDGET"}  # each test says its own budget
     env = {**outer, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **(extra_env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return flower_in(*args, cwd=cwd, env=env, timeout=300)
 
 
 def rows(ws: Path) -> list[dict[str, Any]]:
@@ -139,7 +107,7 @@ def test_go_stops_at_the_budget_a_plain_wake_keeps_it_and_a_higher_one_goes_on(
     # A wake with a higher budget goes on in the same work session, and the judge passes it.
     claude_env.script(
         *keyed(LEAD, Text("Checked: hello.txt says hello. ALL-DONE", usage=usage(10_000))),
-        *keyed(JUDGE, Text(ACHIEVED, usage=usage(10_000))),
+        *keyed(JUDGE, ACHIEVED),
     )
     higher = flower("--timeout", "0", "--budget", "1", cwd=workspace)
     assert higher.returncode == 0, higher.stderr
