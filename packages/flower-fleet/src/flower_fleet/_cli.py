@@ -195,6 +195,15 @@ def submit(
         ),
     ] = 1800.0,
     no_goal: Annotated[bool, typer.Option("--no-goal", help="A go run: no goal and no judge, one round.")] = False,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            metavar="USD",
+            min=0.01,
+            help="What the whole run may spend, every step counted [default: no limit].",
+        ),
+    ] = None,
 ) -> None:
     """Submit a run — of a workflow (file.py:attr) or of an ask (a go run: clarify, goal, judged rounds) — and
     print its id (with --wait, its final status)."""
@@ -219,6 +228,7 @@ def submit(
             asks=asks,
             question_timeout=None if math.isinf(timeout) else timeout,
             goal=not no_goal,
+            budget_usd=budget,
         )
         return rid, (await fleet.result(rid) if wait else None)
 

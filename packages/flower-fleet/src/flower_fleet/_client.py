@@ -90,11 +90,12 @@ class Fleet:
         asks: int | None = None,
         question_timeout: float | None = 1800.0,
         goal: bool = True,
+        budget_usd: float | None = None,
     ) -> str:
         """Start a run: of ``workflow`` (``file.py:attr`` inside the run's workspace), or a go run of ``ask`` (the
         same clarify -> goal -> judged rounds as ``flower go``: ``rounds`` judged rounds in all, ``asks``
         questions at most, each waiting ``question_timeout`` seconds for `answer` (None: forever), ``goal``
-        False for no goal and no judge). Its id. Submitting an id that exists (running or ended) starts nothing
+        False for no goal and no judge; ``budget_usd``: what the whole run may spend, every step counted). Its id. Submitting an id that exists (running or ended) starts nothing
         and returns it: a retried submit is safe. Raises ValueError unless exactly one of workflow and ask is
         given."""
         if bool(workflow.strip()) == bool(ask.strip()):
@@ -110,6 +111,7 @@ class Fleet:
             heartbeat_timeout=heartbeat_timeout,
             max_attempts=max_attempts,
             go=go,
+            budget_usd=budget_usd,
         )
         try:
             await self.client.start_workflow(

@@ -73,6 +73,9 @@ class ResilientQuery:
         self._live: _Live | None = None
         self._stream: AsyncIterator[Any] | None = None  # the live attempt's
         self._stopping = False
+        # Each session's running totals as last reported (see ``_cost``): an attempt's own cost is measured
+        # from its session's mark. Kept on the object so `cost_so_far` reads the same marks the record does.
+        self._marks: dict[str, CostMark] = {}
         self._gen = self._run()
 
     # --- the async iterator protocol ----------------------------------------------------------------
@@ -103,6 +106,23 @@ class ResilientQuery:
             logger.debug("interrupting the live attempt failed", exc_info=True)
             return False
 
+    @property
+    def cost_so_far(self) -> float:
+        """What the run has cost up to now: every concluded attempt's cost plus the turns the live attempt has
+        ended so far (its last result's running total, less what a resumed session had cost before it).
+
+        A caller that checks a budget between turns reads it at each ``ResultMessage``, before the run ends
+        and the record is complete; the turn still in flight is not in it (the harness reports a turn's cost
+        only when the turn ends).
+        """
+        cost = self.record.cost_usd
+        live = self._live
+        last = live.last_result if live is not None else None
+        if live is not None and last is not None:
+            baseline = self._marks.get(live.resumed_from) if live.resumed_from else None
+            cost += own_cost(last, baseline)
+        return round(cost, 6)
+
     async def __aenter__(self) -> ResilientQuery:
         return self
 
@@ -116,7 +136,7 @@ class ResilientQuery:
 
         original = self._options or sdk.ClaudeAgentOptions()
         query_fn = self._query_fn or _closable_sdk_query()
-        marks: dict[str, CostMark] = {}
+        marks = self._marks
         dead_sessions: set[str] = set()
         if original.resume:
             # The caller continues an older session: its results will include what that session cost before.
