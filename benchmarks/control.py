@@ -97,9 +97,11 @@ def status_part(runs: int, pg_url: str | None) -> None:
             _fill(store, runs, 40)
             inproc = _time_runs(store, runs)
         command = _time_status(["-w", str(ws)], Path(tmp), env)
+        startup = _time_help(env)
         print(
             f"  sqlite    : `flower --json status` {command:.3f} s (new process)   Control.runs() {inproc * 1000:.1f} ms"
         )
+        print(f"  baseline  : `flower --help` {startup:.3f} s (the interpreter's and the command's start, same load)")
     if pg_url:
         schema = f"bench_control_{os.getpid()}"
         pg = PostgresSessionStore(pg_url, schema=schema)

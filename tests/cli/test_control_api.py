@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,3 +111,31 @@ def test_a_run_nobody_drives_any_more_is_dead_and_ambiguity_is_named(
 
     monkeypatch.setattr(info_module, "STALE_S", -1.0)  # as if their last word were long ago, with no lease
     assert {r.state for r in control.runs()} == {"dead"}
+
+
+def test_fleet_runs_are_read_from_the_fleets_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flower_cli.control import FleetRuns, fleet_configured
+
+    lines = [
+        {
+            "run_id": "go-1",
+            "status": "running",
+            "step": "clarify",
+            "question": "EN or FR?",
+            "workflow": "go",
+            "cost_usd": 0.5,
+        },
+        {"run_id": "w-2", "status": "completed", "step": "", "question": "", "workflow": "flows", "cost_usd": 1.0},
+        {"run_id": "w-3", "status": "cancelled", "step": "b", "question": "", "workflow": "flows", "cost_usd": 0.0},
+    ]
+    monkeypatch.setattr(
+        FleetRuns, "_fleet", lambda self, *args: "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
+    )
+    runs = FleetRuns().runs()
+    assert [(r.run_id, r.state, r.fleet) for r in runs] == [
+        ("go-1", "waiting", True),
+        ("w-2", "done", True),
+        ("w-3", "stopped", True),
+    ]
+    assert runs[0].question == "EN or FR?" and runs[0].accepts == ("answer", "stop") and runs[1].ok is True
+    assert fleet_configured({"FLOWER_TEMPORAL": "127.0.0.1:7233"}) and not fleet_configured({})

@@ -33,6 +33,7 @@ MessageHandler = Callable[[InboxMessage], tuple[bool, str]]
 _BATCH_S = 0.1
 _INBOX_S = 0.5
 _MAX_ERRORS = 20
+_MAX_QUEUED = 10_000  # a store down for long: the oldest unwritten events go first (the transcript keeps all)
 
 
 class RunPublisher:
@@ -58,6 +59,7 @@ class RunPublisher:
         self.inbox_s = inbox_s
         self.fold = HeadFold(meta=dict(meta or {}))
         self.errors: list[BaseException] = []
+        self.dropped = 0  # events never written: the store failed for longer than the queue holds
         self.done_seen = False
         self._queue: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -131,6 +133,8 @@ class RunPublisher:
             self._failed(exc)
             with self._lock:
                 self._queue[:0] = batch  # kept for the next write, in order
+                self.dropped += max(0, len(self._queue) - _MAX_QUEUED)
+                del self._queue[:-_MAX_QUEUED]
         self._written_at = time.monotonic()
 
     def _take_inbox(self) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["show_status", "tell_run", "watch_run"]
 
-_TAKEN_WAIT_S = 10.0  # a running run takes its inbox every half second; this much leaves room for a busy machine
+_TAKEN_WAIT_S = 30.0  # a running run takes its inbox every half second; this much leaves room for a busy machine
 
 
 def _control(g: GlobalOptions, *, write: bool, required: bool = True) -> Control | None:
