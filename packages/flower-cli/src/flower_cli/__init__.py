@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .roles import judge as judge
     from .roles import oracle as oracle
     from .roles import worker as worker
+    from .runtime import BUDGET_SPENT as BUDGET_SPENT
     from .runtime import HARNESS_SCHEDULERS as HARNESS_SCHEDULERS
     from .runtime import PLUGIN_DIR as PLUGIN_DIR
     from .runtime import AgentSpec as AgentSpec
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from .runtime import IsolationError as IsolationError
     from .runtime import Lineage as Lineage
     from .runtime import Manifest as Manifest
+    from .runtime import RunBudget as RunBudget
     from .runtime import Runtime as Runtime
     from .runtime import SessionBusy as SessionBusy
     from .runtime import StepResult as StepResult

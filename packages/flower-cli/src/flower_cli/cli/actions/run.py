@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..._shared.exits import Exit, ExitCode
 from ...go import HumanChannel
 from ...workflow import Workflow, WorkflowError
+from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials
 from .handoff import handoff_policy
@@ -78,9 +79,17 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
     )
 
 
-def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
+def run_workflow(
+    opts: GlobalOptions,
+    target: str,
+    *,
+    window: str | None = None,
+    no_handoff: bool = False,
+    budget: float | None = None,
+) -> None:
 
     handoff = handoff_policy(window, no_handoff)
+    budget = budget_from(budget)
     try:
         workflow = _as_workflow(load_target(target), target)
     except WorkflowError as exc:
@@ -90,7 +99,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
 
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
-    runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
+    runtime = open_runtime(opts, workbench=workbench, handoff=handoff, budget=budget)
     with rescued(
         runtime,
         recorded="the steps so far are",
@@ -104,7 +113,7 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
                 raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
             published.check_stopped(opts.workspace)
             assert outcome is not None  # only a stop ends main without a result, and check_stopped left then
-            conclude(opts, view, sink, runtime, outcome)
+            conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
 
 
 def _human_channel(workflow: Workflow) -> HumanChannel | None:
