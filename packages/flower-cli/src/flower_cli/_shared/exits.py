@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     # the workspace or run dir, a store that is not a database, a full disk)
     CONFIG = 3
     OFFLINE = 4  # the network did not come back within the offline limit
+    LIMITED = 5  # a usage limit not waited out (its reset is beyond --limit-wait) or a spend cap
     INTERRUPTED = 130
 
 

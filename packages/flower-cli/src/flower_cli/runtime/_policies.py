@@ -15,6 +15,7 @@ from flower_resilience import Resilience
 from flower_stores import LeaseOwner
 
 from ._handoff import HandoffPolicy
+from ._limit_wait import DEFAULT_LIMIT_WAIT
 
 if TYPE_CHECKING:
     from ._query import QueryFunction
@@ -43,6 +44,7 @@ class RunPolicy:
     lease: bool
     lease_ttl: float
     lease_owner: LeaseOwner
+    limit_wait: float = DEFAULT_LIMIT_WAIT  # the longest usage-limit reset a step waits for (s); 0: never wait
 
     @classmethod
     def resolve(
@@ -58,6 +60,7 @@ class RunPolicy:
         lease: bool,
         lease_ttl: float,
         lease_owner: LeaseOwner | None,
+        limit_wait: float = DEFAULT_LIMIT_WAIT,
     ) -> RunPolicy:
         """True/False for a default policy on/off, or the policy itself; the lease owner defaults to this
         process under ``run_id``."""
@@ -71,4 +74,5 @@ class RunPolicy:
             lease=lease,
             lease_ttl=lease_ttl,
             lease_owner=lease_owner or LeaseOwner.this_process(run_id=run_id),
+            limit_wait=max(0.0, float(limit_wait)),
         )

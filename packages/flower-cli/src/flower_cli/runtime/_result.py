@@ -43,6 +43,10 @@ class StepResult:
     # Each resume's load: the session and what the load-time layers changed (`flower_stores.LoadReport` as a
     # dict, with its one-line summary), so `flower analyze` can say what every resume trimmed.
     loads: list[dict[str, Any]] = field(default_factory=list)
+    # A usage limit the step stopped on without waiting it out: when it resets (Unix time), so a scheduler (the
+    # fleet) or a person knows when to continue the same session.
+    limited_until: float | None = None
+    limits_waited: int = 0  # usage limits the step waited out (each one resumed the same session)
 
     @property
     def duration_s(self) -> float:

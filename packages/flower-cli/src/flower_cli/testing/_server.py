@@ -13,6 +13,7 @@ a test produces a dropped network without touching the machine's network.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ._recorded import RecordedRequest
-from ._replies import ApiError, Drop, Hang, Outage, Reply, ScriptStep, Text, Turn
+from ._replies import ApiError, Drop, Hang, Outage, Reply, ScriptStep, Text, Turn, UsageLimited
 from ._validation import validate_messages
 from ._wire import Event, dropped_events, error_body, estimate_tokens, message_json, turn_events, usage_of
 
@@ -165,7 +166,9 @@ class ScriptedServer:
 
     ``requests`` holds every request received, ``message_requests`` the model calls among them;
     ``unscripted`` the model calls no step accepted (answered with `EXHAUSTED_TEXT`), ``rejected`` the
-    malformed ones with the API's reason (answered 400; ``validate=False`` accepts them all).
+    malformed ones with the API's reason (answered 400; ``validate=False`` accepts them all);
+    ``limited`` the model calls refused inside a usage-limit window (`UsageLimited`), ``limit_ends`` (Unix
+    time) when the latest window ends.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, validate: bool = True) -> None:
@@ -182,6 +185,9 @@ class ScriptedServer:
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._message_counter = 0
+        self.limited: list[RecordedRequest] = []
+        self.limit_ends: float | None = None
+        self._limit_claim = "five_hour"
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -329,7 +335,15 @@ class ScriptedServer:
                     self.rejected.append((request, problem))
                 handler.send_json(request, 400, error_body("invalid_request_error", problem))
                 return
+        if self._refuse_in_window(handler, request):
+            return
         reply = self._take(request)
+        if isinstance(reply, UsageLimited):
+            with self._lock:
+                # A whole second: the reset header is one, and the harness must not be told a reset before the end.
+                self.limit_ends, self._limit_claim = math.ceil(time.time() + reply.seconds), reply.claim
+            self._refuse_in_window(handler, request)
+            return
         if reply is None:
             with self._lock:
                 self.unscripted.append(request)
@@ -367,6 +381,25 @@ class ScriptedServer:
                 handler.send_json(request, 200, message_json(body, reply, self._next_message_id()))
         else:  # a script error, surfaced loudly
             raise TypeError(f"unknown scripted reply: {reply!r}")
+
+    def _refuse_in_window(self, handler: _Handler, request: RecordedRequest) -> bool:
+        """Inside a usage-limit window: answer 429 with the unified rate-limit headers (True), as the API does."""
+        with self._lock:
+            ends, claim = self.limit_ends, self._limit_claim
+            if ends is None or time.time() >= ends:
+                return False
+            self.limited.append(request)
+        window = "7d" if claim.startswith("seven_day") else "5h"
+        headers = {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(int(ends)),
+            f"anthropic-ratelimit-unified-{window}-reset": str(int(ends)),
+            f"anthropic-ratelimit-unified-{window}-status": "rejected",
+            "anthropic-ratelimit-unified-representative-claim": claim,
+        }
+        message = "This request would exceed your account's rate limit. Please try again later."
+        handler.send_json(request, 429, error_body("rate_limit_error", message), headers)
+        return True
 
     def _go_down(self, seconds: float | None) -> None:
         # Stop listening BEFORE the client sees its connection cut: stop() closes the port, then cuts every

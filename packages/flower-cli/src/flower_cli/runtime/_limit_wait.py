@@ -1,0 +1,152 @@
+"""A usage limit met by a running step: seen in the stream, the harness stopped, the reset waited out by flower
+itself (no model request meanwhile), then the same session launched again — or the step ended, recorded, when
+the reset is further away than the person allows (``--limit-wait``, ``FLOWER_LIMIT_WAIT``).
+
+Why flower waits and not the harness: Claude Code with ``CLAUDE_CODE_RETRY_WATCHDOG=1`` does wait for the reset,
+but inside one process and without a limit on how long, without a line for the person, without the heartbeat or
+the ``--json`` events, and a reset hours away would hold the process (and, in the fleet, a worker's slot) the
+whole time. Its first retry notice (``api_retry``, ``retry_delay_ms`` ≈ the time left) is what tells flower the
+reset; flower then closes that launch before its next request. A spend cap is not waited for: the step ends at
+once with its own line.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from flower_resilience import UsageLimit, human_wait, until_text, usage_limit
+
+from ._events import Event, EventSink
+
+__all__ = [
+    "DEFAULT_LIMIT_WAIT",
+    "LIMITED",
+    "LIMIT_WAIT_ENV",
+    "SPEND_CAPPED",
+    "LimitWait",
+    "LimitWatch",
+    "harness_retry_env",
+    "parse_wait",
+]
+
+LIMIT_WAIT_ENV = "FLOWER_LIMIT_WAIT"
+DEFAULT_LIMIT_WAIT = 6 * 3600.0
+LIMITED = "usage limit"  # how the error of a step ended by a limit not waited out starts
+SPEND_CAPPED = "spend limit reached"  # how the error of a step ended by a spend cap starts
+# The harness's retry settings flower starts it with, unless the person set them: the watchdog makes its first
+# retry notice carry the reset; ten retries ride out ordinary bursts of 429/529 inside the harness.
+HARNESS_RETRY_DEFAULTS = {"CLAUDE_CODE_RETRY_WATCHDOG": "1", "CLAUDE_CODE_MAX_RETRIES": "10"}
+# After the reset: a little jitter, so the processes a limit stopped together do not all come back at once.
+JITTER_S = (0.1, 0.6)
+# How often the countdown is told while waiting (a `limit` event with phase "waiting"): the heartbeat's label.
+COUNTDOWN_EVERY_S = 30.0
+
+_WAIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_wait(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``20m``, ``6h``, ``1d`` (``0``: do not wait); ValueError otherwise."""
+    match = _WAIT.match(str(text))
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration; give e.g. 90s, 20m, 6h or 0 (do not wait)")
+    unit = (match.group(2) or "s").lower()[0]
+    return float(match.group(1)) * _UNIT_S[unit]
+
+
+def harness_retry_env(spec_env: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The harness retry settings flower adds: each one the person (the environment or the role's env) left unset."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in HARNESS_RETRY_DEFAULTS.items() if k not in environ and k not in spec_env}
+
+
+class LimitWatch:
+    """What one step sees of usage limits in its stream: a warning said once, a refusal that ends the launch."""
+
+    def __init__(self, emit: Callable[[str, UsageLimit, dict[str, Any]], None]) -> None:
+        self._emit = emit
+        self._warned = False
+
+    def see(self, message: Any) -> UsageLimit | None:
+        """The limit ``message`` reports that ends the launch now (a refusal with a reset, a spend cap), else None."""
+        found = usage_limit(message)
+        if found is None:
+            return None
+        if found.warning:
+            if not self._warned:
+                self._warned = True
+                self._emit("warning", found, {})
+            return None
+        return found if found.waitable or found.kind == "spend_cap" else None
+
+
+@dataclass
+class LimitWait:
+    """The wait for one limit's reset, as a step does it (`wait`): True to launch the same session again.
+
+    ``allowed``: the longest wait the person allows (seconds; 0 = never wait). ``stopped``: whether the step was
+    stopped meanwhile. ``sleep``/``clock``: the waiting and the time (tests and the benchmark keep them real).
+    """
+
+    emit: EventSink
+    step: str
+    allowed: float
+    stopped: Callable[[], bool]
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], Any] = anyio.sleep
+    jitter: Callable[[], float] = field(default=lambda: random.uniform(*JITTER_S))
+
+    def event(self, phase: str, limit: UsageLimit, text: str, **extra: Any) -> None:
+        payload = {"step": self.step, "phase": phase, **limit.to_json(), **extra}
+        self.emit(Event("limit", text, payload=payload))
+
+    def ended(self, limit: UsageLimit) -> str:
+        """The step's error for a limit not waited out (a spend cap, or a reset beyond ``allowed``)."""
+        now = self.clock()
+        if limit.kind == "spend_cap":
+            self.event("spend_cap", limit, limit.describe(now))
+            return f"{SPEND_CAPPED}: nothing was retried; raise the spend limit, then continue"
+        line = f"{limit.describe(now)}; that is longer than the limit wait ({_allowed(self.allowed)})"
+        self.event("ended", limit, line, limit_wait_s=self.allowed)
+        return f"{LIMITED}: {line}"
+
+    async def wait(self, limit: UsageLimit, session_id: str | None) -> bool:
+        """Wait out ``limit`` (True: launch again) or decline to (False: `ended` says why)."""
+        now = self.clock()
+        if limit.kind == "spend_cap" or limit.resets_at is None or limit.seconds_left(now) > self.allowed:
+            return False
+        assert limit.resets_at is not None
+        target = limit.resets_at + self.jitter()
+        self.event(
+            "reached",
+            limit,
+            f"{limit.describe(now)}; waiting, no requests until then",
+            wait_s=round(target - now, 3),
+            session_id=session_id,
+        )
+        told = now
+        while not self.stopped():
+            left = target - self.clock()
+            if left <= 0:
+                break
+            if self.clock() - told >= COUNTDOWN_EVERY_S:
+                told = self.clock()
+                self.event("waiting", limit, f"{limit.name}: resuming at {until_text(target)}", wait_s=round(left, 3))
+            await self.sleep(min(left, 0.5))
+        if self.stopped():
+            return False
+        said = f"{limit.name} lifted; resuming the same session" + (f" {session_id}" if session_id else "")
+        self.event("resumed", limit, said, session_id=session_id, late_s=round(self.clock() - limit.resets_at, 3))
+        return True
+
+
+def _allowed(seconds: float) -> str:
+    return "0: never wait" if seconds <= 0 else f"{human_wait(seconds)}, --limit-wait / {LIMIT_WAIT_ENV}"
