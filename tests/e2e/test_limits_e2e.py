@@ -1,0 +1,123 @@
+"""Usage limits end to end: the real `flower` command and Claude Code binary against a scripted server that
+refuses every request for a window (429 with the unified rate-limit headers) and then serves again.
+
+What is counted: the requests the server refused inside the window (``ScriptedServer.limited``). The harness
+sends the first one before anyone knows of the limit; flower sends none after it, and the next request comes
+within seconds of the reset, in the same session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import RecordedRequest, ScriptedServer, Text, bash, spend_capped, usage_limited
+
+pytestmark = pytest.mark.e2e
+
+WINDOW_S = 20
+
+
+def flower(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it: a fresh process, stdin not a terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "flower_cli", *args],
+        cwd=cwd,
+        env={**os.environ, "FLOWER_NO_UPDATE": "1"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def manifest_rows(workspace: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads((workspace / "runs" / "manifest.json").read_text())
+    return rows
+
+
+def wall_time(request: RecordedRequest) -> float:
+    """When the server received ``request``, as Unix time (it records the monotonic clock)."""
+    return request.received_at + (time.time() - time.monotonic())
+
+
+def after_the_window(api: ScriptedServer) -> list[RecordedRequest]:
+    assert api.limit_ends is not None, "the scripted limit was never met"
+    return [r for r in api.message_requests if wall_time(r) >= api.limit_ends - 0.05 and r.status == 200]
+
+
+def lines_with(text: str, output: str) -> list[str]:
+    return [line for line in output.splitlines() if text in line]
+
+
+def test_once_waits_out_a_usage_limit_and_resumes_the_same_session(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    api = claude_env
+    api.script(bash("echo first turn"), usage_limited(WINDOW_S), Text("Finished after the limit."))
+    done = flower("once", "-t", "Bash", "do the work", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Finished after the limit.\n"
+    # One line names the limit and the reset; the harness's own retry line is not shown for it.
+    [said] = lines_with("usage limit reached; it resets at", done.stderr)
+    assert "(in " in said and "waiting, no requests until then" in said
+    assert "Claude Code retries it" not in done.stderr
+    assert lines_with("resuming the same session", done.stderr)
+    # Requests inside the window: the harness's first refused one only; none from flower.
+    assert len(api.limited) == 1, [r.status for r in api.message_requests]
+    resumed = after_the_window(api)[0]
+    assert 0 <= wall_time(resumed) - api.limit_ends <= 3.0
+    assert "echo first turn" in resumed.text, "the resumed request must carry the session's earlier turns"
+    [row] = manifest_rows(workspace)
+    assert row["ok"] is True and row["limits_waited"] == 1 and row["limited_until"] is None
+
+
+def test_a_reset_beyond_the_limit_wait_ends_with_exit_5_and_a_wake_continues_the_session(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    api = claude_env
+    api.script(bash("echo before the limit"), usage_limited(6 * 3600))
+    started = time.monotonic()
+    done = flower("--limit-wait", "1m", "once", "-t", "Bash", "do the work", cwd=workspace)
+    took = time.monotonic() - started
+    assert done.returncode == 5, done.stderr
+    assert took < 60, f"a 6 h reset with --limit-wait 1m must end at once, took {took:.0f} s"
+    assert len(api.limited) == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert "usage limit" in last and "in 6 h" in last and "limit wait (1 min" in last, last
+    assert "continue after" in last and "once --resume" in last, last
+    [row] = manifest_rows(workspace)
+    assert row["ok"] is False and row["limited_until"] == pytest.approx(api.limit_ends, abs=25)
+    session = row["session_id"]
+    assert session and session in last
+
+    # Later (the limit lifted): the command the line gave continues the same session.
+    api.limit_ends = time.time()
+    api.script(Text("Continued in the same session."))
+    command = shlex.split(last.split("with: ", 1)[1])
+    assert command[0] == "flower"
+    again = flower(*command[1:], cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "Continued in the same session.\n"
+    assert "echo before the limit" in api.message_requests[-1].text
+    assert [r["session_id"] for r in manifest_rows(workspace)] == [session, session]
+
+
+def test_a_spend_cap_ends_at_once_with_its_own_line_and_nothing_retried(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    api = claude_env
+    api.script(spend_capped(), Text("never sent"))
+    done = flower("once", "do the work", cwd=workspace)
+    assert done.returncode == 5, done.stderr
+    assert len(api.message_requests) == 1, "a spend cap is not retried, by the harness or by flower"
+    assert lines_with("spend limit reached", done.stderr)
+    assert api.pending == 1
