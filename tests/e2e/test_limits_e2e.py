@@ -19,7 +19,18 @@ from typing import Any
 
 import pytest
 
-from harness import RecordedRequest, ScriptedServer, Text, bash, spend_capped, usage_limited
+from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES
+from harness import (
+    RecordedRequest,
+    ScriptedServer,
+    Text,
+    bash,
+    keyed,
+    spend_capped,
+    usage_limited,
+    when_main,
+    when_system,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +42,7 @@ def flower(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedP
     return subprocess.run(
         [sys.executable, "-m", "flower_cli", *args],
         cwd=cwd,
-        env={**os.environ, "FLOWER_NO_UPDATE": "1"},
+        env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1"},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -121,3 +132,50 @@ def test_a_spend_cap_ends_at_once_with_its_own_line_and_nothing_retried(
     assert len(api.message_requests) == 1, "a spend cap is not retried, by the harness or by flower"
     assert lines_with("spend limit reached", done.stderr)
     assert api.pending == 1
+
+
+# --- flower go: the work round meets the limit --------------------------------------------------------------
+
+CLARIFIER = when_system(CLARIFIER_RULES.splitlines()[0])
+LEAD = when_system(COORDINATOR_RULES.splitlines()[0]) & when_main()
+BRIEF = """## Goal
+Build the greeter: a hello.txt that greets the reader.
+
+## Acceptance criteria
+- hello.txt exists and says hello
+
+## Boundaries
+- no web page
+
+## Unknowns and assumptions
+- none
+"""
+
+
+def json_events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def test_go_waits_out_a_usage_limit_in_its_work_round_with_json_limit_events(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    api = claude_env
+    api.script(
+        *keyed(CLARIFIER, Text(BRIEF)),
+        *keyed(LEAD, bash("echo greeting > hello.txt"), usage_limited(WINDOW_S), Text("Work done after the limit.")),
+    )
+    done = flower("--json", "--no-goal", "--timeout", "0", "build a greeter", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    events = json_events(done.stdout)
+    limits = [e for e in events if e["kind"] == "limit"]
+    phases = [e["payload"]["phase"] for e in limits]
+    assert phases[0] == "reached" and phases[-1] == "resumed", phases
+    reached = limits[0]["payload"]
+    assert reached["step"] == "work" and reached["resets_at"] == pytest.approx(api.limit_ends, abs=2)
+    assert events[-1]["kind"] == "done" and events[-1]["text"] == "Work done after the limit."
+    assert len(api.limited) == 1
+    resumed = after_the_window(api)[0]
+    assert LEAD(resumed) and 0 <= wall_time(resumed) - api.limit_ends <= 3.0
+    assert "echo greeting > hello.txt" in resumed.text
+    [work] = [r for r in manifest_rows(workspace) if r["step"] == "work"]
+    assert work["ok"] is True and work["limits_waited"] == 1
