@@ -7,7 +7,7 @@ run starts.
 
 from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
 from ._launcher import default_cli_path, is_tethered, tether, tethered_cli_path
-from ._limits import LIMIT_RETRY_FLOOR_S, LimitKind, UsageLimit, limit_from_headers, until_text, usage_limit
+from ._limits import LIMIT_RETRY_FLOOR_S, LimitKind, UsageLimit, limit_from_headers, span_text, until_text, usage_limit
 from ._policy import RESUME_PROMPT, Resilience, human_wait
 from ._probe import DEFAULT_BASE_URL, Notify, endpoint, reachable, reachable_sync, unreachable_reason, wait_online
 from ._query import EventHandler, QueryFunction, ResilientQuery, is_synthetic, resilient_query
@@ -46,6 +46,7 @@ __all__ = [
     "reachable_sync",
     "resilient_query",
     "retry_hint",
+    "span_text",
     "tether",
     "tethered_cli_path",
     "unreachable_reason",

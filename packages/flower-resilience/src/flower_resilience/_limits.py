@@ -23,7 +23,15 @@ from typing import Any, Literal
 
 from ._classify import _SPEND_LIMIT
 
-__all__ = ["LIMIT_RETRY_FLOOR_S", "LimitKind", "UsageLimit", "limit_from_headers", "until_text", "usage_limit"]
+__all__ = [
+    "LIMIT_RETRY_FLOOR_S",
+    "LimitKind",
+    "UsageLimit",
+    "limit_from_headers",
+    "span_text",
+    "until_text",
+    "usage_limit",
+]
 
 LimitKind = Literal["five_hour", "seven_day", "usage", "spend_cap", "rate_limit"]
 
@@ -108,7 +116,7 @@ class UsageLimit:
         }
 
 
-def _span(seconds: float) -> str:
+def span_text(seconds: float) -> str:
     """``2 h 14 min``, ``3 min``, ``20 s``: how long, in the two largest units that matter."""
     total = int(round(seconds))
     days, rest = divmod(total, 86400)
@@ -130,7 +138,7 @@ def until_text(resets_at: float, now: float | None = None) -> str:
     clock = when.strftime("%H:%M:%S" if resets_at - now < 120 else "%H:%M")
     if when.date() != today.date():
         clock = when.strftime("%Y-%m-%d ") + clock
-    return f"{clock} (in {_span(max(0.0, resets_at - now))})"
+    return f"{clock} (in {span_text(max(0.0, resets_at - now))})"
 
 
 def _kind_of_claim(claim: str | None) -> LimitKind:

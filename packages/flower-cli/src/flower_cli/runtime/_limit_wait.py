@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from flower_resilience import UsageLimit, human_wait, until_text, usage_limit
+from flower_resilience import UsageLimit, span_text, until_text, usage_limit
 
 from ._events import Event, EventSink
 
@@ -39,7 +39,7 @@ __all__ = [
 
 LIMIT_WAIT_ENV = "FLOWER_LIMIT_WAIT"
 DEFAULT_LIMIT_WAIT = 6 * 3600.0
-LIMITED = "usage limit"  # how the error of a step ended by a limit not waited out starts
+LIMITED = "usage limit not waited out"  # how the error of a step ended by a limit not waited out starts
 SPEND_CAPPED = "spend limit reached"  # how the error of a step ended by a spend cap starts
 # The harness's retry settings flower starts it with, unless the person set them: the watchdog makes its first
 # retry notice carry the reset; ten retries ride out ordinary bursts of 429/529 inside the harness.
@@ -112,8 +112,9 @@ class LimitWait:
         """The step's error for a limit not waited out (a spend cap, or a reset beyond ``allowed``)."""
         now = self.clock()
         if limit.kind == "spend_cap":
-            self.event("spend_cap", limit, limit.describe(now))
-            return f"{SPEND_CAPPED}: nothing was retried; raise the spend limit, then continue"
+            line = f"{SPEND_CAPPED}: the organisation's spend cap refuses every request; nothing was retried"
+            self.event("spend_cap", limit, line)
+            return f"{line} (raise the cap, then continue)"
         line = f"{limit.describe(now)}; that is longer than the limit wait ({_allowed(self.allowed)})"
         self.event("ended", limit, line, limit_wait_s=self.allowed)
         return f"{LIMITED}: {line}"
@@ -149,4 +150,4 @@ class LimitWait:
 
 
 def _allowed(seconds: float) -> str:
-    return "0: never wait" if seconds <= 0 else f"{human_wait(seconds)}, --limit-wait / {LIMIT_WAIT_ENV}"
+    return "0: never wait" if seconds <= 0 else f"{span_text(seconds)}, --limit-wait / {LIMIT_WAIT_ENV}"

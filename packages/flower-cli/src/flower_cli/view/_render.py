@@ -229,8 +229,7 @@ class Renderer:
             self.line(f"  ~ {event.text}", "yellow", wrap=True)
         elif phase == "warning":
             self.line(f"  ! {event.text}", "yellow", wrap=True)
-        elif phase in ("ended", "spend_cap"):
-            self.line(f"  x {event.text}", "red", wrap=True)
+        # "ended" and "spend_cap": the step's failed line and the exit line say it (with the command that continues)
 
     def _refusal(self, event: Event) -> None:
         """A refused tool call, in words for the person (the model's own text only under -v), and counted."""

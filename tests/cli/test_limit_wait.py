@@ -1,0 +1,96 @@
+"""The step's side of a usage limit (runtime/_limit_wait.py), without the model: the duration the person allows,
+the harness settings flower adds, the warning said once, and the wait itself on a fast clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from flower_cli.runtime import Event, parse_wait
+from flower_cli.runtime._limit_wait import LIMITED, SPEND_CAPPED, LimitWait, LimitWatch, harness_retry_env
+from flower_resilience import UsageLimit
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("0", 0), ("90", 90), ("90s", 90), ("20m", 1200), ("6h", 21600), ("1d", 86400), ("1.5 h", 5400)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_wait(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-1m", "6 hours later", "1w"])
+def test_a_bad_duration_says_what_to_give(text: str) -> None:
+    with pytest.raises(ValueError, match="give e.g. 90s, 20m, 6h or 0"):
+        parse_wait(text)
+
+
+def test_the_harness_gets_the_watchdog_and_ten_retries_unless_the_person_set_them() -> None:
+    assert harness_retry_env({}, {}) == {"CLAUDE_CODE_RETRY_WATCHDOG": "1", "CLAUDE_CODE_MAX_RETRIES": "10"}
+    assert harness_retry_env({}, {"CLAUDE_CODE_MAX_RETRIES": "0"}) == {"CLAUDE_CODE_RETRY_WATCHDOG": "1"}
+    assert harness_retry_env({"CLAUDE_CODE_RETRY_WATCHDOG": "0"}, {"CLAUDE_CODE_MAX_RETRIES": "3"}) == {}
+
+
+def test_a_warning_is_said_once_and_ends_nothing() -> None:
+    said: list[tuple[str, UsageLimit]] = []
+    watch = LimitWatch(lambda phase, limit, extra: said.append((phase, limit)))
+    warning = {"rate_limit_info": {"status": "allowed_warning", "rateLimitType": "five_hour", "utilization": 0.85}}
+    assert watch.see(warning) is None and watch.see(warning) is None
+    assert [phase for phase, _ in said] == ["warning"]
+    refused = {"subtype": "api_retry", "error_status": 429, "retry_delay_ms": 30_000}
+    limit = watch.see(refused)
+    assert limit is not None and limit.waitable
+
+
+class FakeClock:
+    """Time that moves only when the wait sleeps: the wait's arithmetic, tested without waiting."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        await anyio.lowlevel.checkpoint()
+
+
+def waiter(events: list[Event], clock: FakeClock, allowed: float, stopped: Any = lambda: False) -> LimitWait:
+    return LimitWait(events.append, "work", allowed, stopped, clock=clock, sleep=clock.sleep, jitter=lambda: 0.3)
+
+
+def test_a_reset_within_the_allowed_wait_is_waited_out_with_a_countdown() -> None:
+    clock, events = FakeClock(1000.0), []
+    limit = UsageLimit("five_hour", 1000.0 + 95)
+    assert anyio.run(waiter(events, clock, allowed=3600).wait, limit, "sid") is True
+    assert clock.now == pytest.approx(1095.3)  # the reset plus the jitter, not a moment before
+    phases = [e.payload["phase"] for e in events]
+    assert phases[0] == "reached" and phases[-1] == "resumed" and phases.count("waiting") == 3
+    assert events[0].payload["resets_at"] == 1095.0 and "waiting, no requests until then" in events[0].text
+    assert events[-1].payload["late_s"] == pytest.approx(0.3) and "resuming the same session sid" in events[-1].text
+
+
+def test_a_reset_beyond_the_allowed_wait_and_a_spend_cap_end_the_step() -> None:
+    clock, events = FakeClock(1000.0), []
+    far = UsageLimit("usage", 1000.0 + 6 * 3600)
+    wait = waiter(events, clock, allowed=60)
+    assert anyio.run(wait.wait, far, "sid") is False and clock.slept == []
+    error = wait.ended(far)
+    assert error.startswith(LIMITED) and "(in 6 h)" in error and "limit wait (1 min" in error
+    never = waiter(events, clock, allowed=0)
+    assert anyio.run(never.wait, UsageLimit("usage", 1001.0), None) is False
+    capped = wait.ended(UsageLimit("spend_cap"))
+    assert capped.startswith(SPEND_CAPPED) and "nothing was retried" in capped
+
+
+def test_a_step_stopped_while_waiting_does_not_resume() -> None:
+    clock, events = FakeClock(1000.0), []
+    stop_after = iter([False, False, True, True, True])
+    wait = waiter(events, clock, allowed=3600, stopped=lambda: next(stop_after))
+    assert anyio.run(wait.wait, UsageLimit("usage", 1100.0), None) is False
+    assert [e.payload["phase"] for e in events] == ["reached"]
