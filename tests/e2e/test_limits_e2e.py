@@ -69,9 +69,7 @@ def lines_with(text: str, output: str) -> list[str]:
     return [line for line in output.splitlines() if text in line]
 
 
-def test_once_waits_out_a_usage_limit_and_resumes_the_same_session(
-    claude_env: ScriptedServer, workspace: Path
-) -> None:
+def test_once_waits_out_a_usage_limit_and_resumes_the_same_session(claude_env: ScriptedServer, workspace: Path) -> None:
     api = claude_env
     api.script(bash("echo first turn"), usage_limited(WINDOW_S), Text("Finished after the limit."))
     done = flower("once", "-t", "Bash", "do the work", cwd=workspace)
