@@ -3,12 +3,13 @@ the harness settings flower adds, the warning said once, and the wait itself on 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from flower_cli.runtime import Event, parse_wait
+from flower_cli.runtime import AgentSpec, Event, build_options, parse_wait
 from flower_cli.runtime._limit_wait import LIMITED, SPEND_CAPPED, LimitWait, LimitWatch, harness_retry_env
 from flower_resilience import UsageLimit
 
@@ -94,3 +95,14 @@ def test_a_step_stopped_while_waiting_does_not_resume() -> None:
     wait = waiter(events, clock, allowed=3600, stopped=lambda: next(stop_after))
     assert anyio.run(wait.wait, UsageLimit("usage", 1100.0), None) is False
     assert [e.payload["phase"] for e in events] == ["reached"]
+
+
+def test_build_options_writes_the_retry_settings_the_person_left_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_CODE_RETRY_WATCHDOG", raising=False)
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    options = build_options(AgentSpec("r", "x"), cwd=tmp_path)
+    assert options.env["CLAUDE_CODE_RETRY_WATCHDOG"] == "1" and "CLAUDE_CODE_MAX_RETRIES" not in options.env
+    mine = build_options(AgentSpec("r", "x", env={"CLAUDE_CODE_RETRY_WATCHDOG": "0"}), cwd=tmp_path)
+    assert mine.env["CLAUDE_CODE_RETRY_WATCHDOG"] == "0"
