@@ -3,6 +3,7 @@ the harness settings flower adds, the warning said once, and the wait itself on 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,15 @@ import anyio
 import pytest
 
 from flower_cli.runtime import AgentSpec, Event, build_options, parse_wait
-from flower_cli.runtime._limit_wait import LIMITED, SPEND_CAPPED, LimitWait, LimitWatch, harness_retry_env
+from flower_cli.runtime._limit_wait import (
+    LEAD_S,
+    LIMITED,
+    SPEND_CAPPED,
+    LimitWait,
+    LimitWatch,
+    harness_retry_env,
+    held_prompt,
+)
 from flower_resilience import UsageLimit
 
 
@@ -65,11 +74,19 @@ def waiter(events: list[Event], clock: FakeClock, allowed: float, stopped: Any =
     return LimitWait(events.append, "work", allowed, stopped, clock=clock, sleep=clock.sleep, jitter=lambda: 0.3)
 
 
-def test_a_reset_within_the_allowed_wait_is_waited_out_with_a_countdown() -> None:
+def test_a_reset_within_the_allowed_wait_is_waited_out_with_a_countdown_and_the_prompt_held_until_it() -> None:
     clock, events = FakeClock(1000.0), []
     limit = UsageLimit("five_hour", 1000.0 + 95)
-    assert anyio.run(waiter(events, clock, allowed=3600).wait, limit, "sid") is True
-    assert clock.now == pytest.approx(1095.3)  # the reset plus the jitter, not a moment before
+    wait = waiter(events, clock, allowed=3600)
+    target = anyio.run(wait.wait, limit, "sid")
+    assert target == pytest.approx(1095.3)  # the reset plus the jitter
+    assert clock.now == pytest.approx(1095.3 - LEAD_S)  # the next harness starts before it, its prompt held
+
+    async def held() -> list[dict[str, Any]]:
+        return [m async for m in held_prompt("go on", partial(wait.opens, limit, target, "sid"))]
+
+    [message] = anyio.run(held)
+    assert clock.now == pytest.approx(1095.3) and message["message"] == {"role": "user", "content": "go on"}
     phases = [e.payload["phase"] for e in events]
     assert phases[0] == "reached" and phases[-1] == "resumed" and phases.count("waiting") == 3
     assert events[0].payload["resets_at"] == 1095.0 and "waiting, no requests until then" in events[0].text
@@ -80,21 +97,29 @@ def test_a_reset_beyond_the_allowed_wait_and_a_spend_cap_end_the_step() -> None:
     clock, events = FakeClock(1000.0), []
     far = UsageLimit("usage", 1000.0 + 6 * 3600)
     wait = waiter(events, clock, allowed=60)
-    assert anyio.run(wait.wait, far, "sid") is False and clock.slept == []
+    assert anyio.run(wait.wait, far, "sid") is None and clock.slept == []
     error = wait.ended(far)
     assert error.startswith(LIMITED) and "(in 6 h)" in error and "limit wait (1 min" in error
     never = waiter(events, clock, allowed=0)
-    assert anyio.run(never.wait, UsageLimit("usage", 1001.0), None) is False
+    assert anyio.run(never.wait, UsageLimit("usage", 1001.0), None) is None
     capped = wait.ended(UsageLimit("spend_cap"))
     assert capped.startswith(SPEND_CAPPED) and "nothing was retried" in capped
 
 
-def test_a_step_stopped_while_waiting_does_not_resume() -> None:
+def test_a_step_stopped_while_waiting_does_not_resume_and_sends_no_prompt() -> None:
     clock, events = FakeClock(1000.0), []
     stop_after = iter([False, False, True, True, True])
     wait = waiter(events, clock, allowed=3600, stopped=lambda: next(stop_after))
-    assert anyio.run(wait.wait, UsageLimit("usage", 1100.0), None) is False
+    assert anyio.run(wait.wait, UsageLimit("usage", 1100.0), None) is None
     assert [e.payload["phase"] for e in events] == ["reached"]
+    stopped = waiter(events, clock, allowed=3600, stopped=lambda: True)
+
+    async def held() -> list[dict[str, Any]]:
+        return [
+            m async for m in held_prompt("go on", partial(stopped.opens, UsageLimit("usage", 1100.0), 1100.3, None))
+        ]
+
+    assert anyio.run(held) == []
 
 
 def test_build_options_writes_the_retry_settings_the_person_left_unset(

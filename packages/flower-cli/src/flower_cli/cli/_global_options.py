@@ -42,6 +42,19 @@ class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) 
     never = "never"
 
 
+# Declared apart so the callback stays readable: what --limit-wait takes (parsed by `_limit_wait`).
+LimitWaitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--limit-wait",
+        metavar="DURATION",
+        envvar="FLOWER_LIMIT_WAIT",
+        show_envvar=True,
+        help="Longest usage-limit reset to wait out before resuming the same session (e.g. 90s, 20m, 6h; 0 = never wait: stop with exit 5) [default: 6h].",
+    ),
+]
+
+
 @app.callback()
 def global_options(
     ctx: typer.Context,
@@ -87,16 +100,7 @@ def global_options(
             help="Colour on stderr: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
         ),
     ] = ColorMode.auto,
-    limit_wait: Annotated[
-        str | None,
-        typer.Option(
-            "--limit-wait",
-            metavar="DURATION",
-            envvar="FLOWER_LIMIT_WAIT",
-            show_envvar=True,
-            help="Longest usage-limit reset to wait out before resuming the same session (e.g. 90s, 20m, 6h; 0 = never wait: stop with exit 5) [default: 6h].",
-        ),
-    ] = None,
+    limit_wait: LimitWaitOption = None,
     version: Annotated[
         bool,
         typer.Option(

@@ -16,7 +16,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "LimitWait",
     "LimitWatch",
     "harness_retry_env",
+    "held_prompt",
     "parse_wait",
 ]
 
@@ -48,6 +49,8 @@ HARNESS_RETRY_DEFAULTS = {"CLAUDE_CODE_RETRY_WATCHDOG": "1", "CLAUDE_CODE_MAX_RE
 JITTER_S = (0.1, 0.6)
 # How often the countdown is told while waiting (a `limit` event with phase "waiting"): the heartbeat's label.
 COUNTDOWN_EVERY_S = 30.0
+# The next launch starts this long before the reset, its prompt held until the reset (see `held_prompt`).
+LEAD_S = 10.0
 
 _WAIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
 _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -103,6 +106,7 @@ class LimitWait:
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], Any] = anyio.sleep
     jitter: Callable[[], float] = field(default=lambda: random.uniform(*JITTER_S))
+    _told: float = 0.0  # when the countdown was last told
 
     def event(self, phase: str, limit: UsageLimit, text: str, **extra: Any) -> None:
         payload = {"step": self.step, "phase": phase, **limit.to_json(), **extra}
@@ -119,12 +123,13 @@ class LimitWait:
         self.event("ended", limit, line, limit_wait_s=self.allowed)
         return f"{LIMITED}: {line}"
 
-    async def wait(self, limit: UsageLimit, session_id: str | None) -> bool:
-        """Wait out ``limit`` (True: launch again) or decline to (False: `ended` says why)."""
+    async def wait(self, limit: UsageLimit, session_id: str | None) -> float | None:
+        """Wait until shortly before ``limit`` lifts (`LEAD_S`: the next harness starts meanwhile, its prompt held
+        by `opens`); the moment the prompt may go (the reset plus jitter), or None: not waited (`ended` says why)
+        or the step was stopped."""
         now = self.clock()
         if limit.kind == "spend_cap" or limit.resets_at is None or limit.seconds_left(now) > self.allowed:
-            return False
-        assert limit.resets_at is not None
+            return None
         target = limit.resets_at + self.jitter()
         self.event(
             "reached",
@@ -133,20 +138,46 @@ class LimitWait:
             wait_s=round(target - now, 3),
             session_id=session_id,
         )
-        told = now
-        while not self.stopped():
-            left = target - self.clock()
-            if left <= 0:
-                break
-            if self.clock() - told >= COUNTDOWN_EVERY_S:
-                told = self.clock()
-                self.event("waiting", limit, f"{limit.name}: resuming at {until_text(target)}", wait_s=round(left, 3))
-            await self.sleep(min(left, 0.5))
-        if self.stopped():
+        self._told = now
+        return target if await self._until(target - LEAD_S, limit, target) else None
+
+    async def opens(self, limit: UsageLimit, target: float, session_id: str | None) -> bool:
+        """Hold the next launch's prompt until ``target``; True once it passed (said), False if the step stopped."""
+        if not await self._until(target, limit, target):
             return False
         said = f"{limit.name} lifted; resuming the same session" + (f" {session_id}" if session_id else "")
-        self.event("resumed", limit, said, session_id=session_id, late_s=round(self.clock() - limit.resets_at, 3))
+        late = round(self.clock() - (limit.resets_at or target), 3)
+        self.event("resumed", limit, said, session_id=session_id, late_s=late)
         return True
+
+    async def _until(self, moment: float, limit: UsageLimit, target: float) -> bool:
+        """Sleep until ``moment``, the countdown told every `COUNTDOWN_EVERY_S`; False when the step was stopped."""
+        while not self.stopped():
+            now = self.clock()
+            if now >= moment:
+                return True
+            if now - self._told >= COUNTDOWN_EVERY_S:
+                self._told = now
+                self.event(
+                    "waiting", limit, f"{limit.name}: resuming at {until_text(target)}", wait_s=round(target - now, 3)
+                )
+            await self.sleep(min(moment - now, 0.5))
+        return False
+
+
+async def held_prompt(text: str, opens: Callable[[], Awaitable[bool]]) -> AsyncIterator[dict[str, Any]]:
+    """``text`` as the SDK's streamed user message, sent once ``opens()`` says True (nothing when it says False).
+
+    Why held and not sent later: the harness takes seconds to start (up to 7 s measured on a loaded 2-core
+    machine), so the launch after a limit starts before the reset and its request leaves right after it.
+    """
+    if await opens():
+        yield {
+            "type": "user",
+            "session_id": "",
+            "message": {"role": "user", "content": text},
+            "parent_tool_use_id": None,
+        }
 
 
 def _allowed(seconds: float) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import anyio
@@ -43,7 +44,7 @@ from ._events import Event, normalize
 from ._handover import hand_over, make_room
 from ._isolation import IsolationError, isolation_problem
 from ._launcher import Launch, Launcher
-from ._limit_wait import LimitWait, LimitWatch
+from ._limit_wait import LimitWait, LimitWatch, held_prompt
 from ._limits_seen import remember_limit
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
 from ._result import StepResult
@@ -221,7 +222,8 @@ class StepRun:
             session_id=launch.session_id,
             session_store=self._session_store(),
         )
-        stream = launcher.query(launch.prompt, options, on_event=state.on_resilience)
+        prompt = launch.prompt if launch.opens is None else held_prompt(launch.prompt, launch.opens)
+        stream = launcher.query(prompt, options, on_event=state.on_resilience)
         self._limit = None
         live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
         try:
@@ -328,14 +330,16 @@ class StepRun:
         result = state.result
         waiting = LimitWait(state.emit, result.step, launcher.policy.limit_wait, lambda: self.stopped)
         session = result.session_id
-        if await waiting.wait(limit, session):
+        target = await waiting.wait(limit, session)
+        if target is not None:
             result.limits_waited += 1
             result.ok, result.error = False, None  # what the closed launch left; the next launch decides
+            opens = partial(waiting.opens, limit, target, session)
             if session and launcher.store.has_session(session):
                 result.resumed = True
-                return Launch(launcher.resilience.resume_prompt, resume=session)
+                return Launch(launcher.resilience.resume_prompt, resume=session, opens=opens)
             assert self._first is not None  # refused before anything was stored: start as the step began
-            return replace(self._first, session_id=None)
+            return replace(self._first, session_id=None, opens=opens)
         if self.stopped:
             return None
         error = waiting.ended(limit)
