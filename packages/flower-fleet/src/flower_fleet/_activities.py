@@ -147,6 +147,9 @@ class FleetActivities:
             # lease the next attempt may take, instead of waiting out a longer lease.
             lease_ttl=spec.heartbeat_timeout,
             lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{attempt}"),
+            # A usage limit ends the step at once: the workflow waits for the reset on a durable timer, holding
+            # no worker slot, and then schedules the step again (any worker; the same session).
+            limit_wait=0,
             **extra,
         )
 
@@ -227,6 +230,7 @@ class FleetActivities:
             # Only a restore is a restore: a fresh clone's step-end commit is its checkpoint, not its origin.
             restored_from=prepared.commit or "",
             checkpoint=commit or "",
+            limited_until=result.limited_until if result is not None else None,
         )
 
     @activity.defn(name=RUN_PHASE)

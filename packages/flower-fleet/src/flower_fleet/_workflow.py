@@ -54,13 +54,20 @@ class FleetRun:
         sessions: dict[str, str] = {}
         for step in plan.steps:
             state.step = step.name
+            waits = 0
             try:
-                outcome: StepOutcome = await workflow.execute_activity(
-                    RUN_STEP,
-                    StepInput(spec, step.name, dict(outputs), dict(sessions)),
-                    result_type=StepOutcome,
-                    **_step_activity(spec, step.name),
-                )
+                while True:
+                    outcome: StepOutcome = await workflow.execute_activity(
+                        RUN_STEP,
+                        StepInput(spec, step.name, dict(outputs), dict(sessions)),
+                        result_type=StepOutcome,
+                        **_step_activity(spec, step.name if waits == 0 else f"{step.name}/limit{waits}"),
+                    )
+                    if outcome.limited_until is None:
+                        break
+                    waits += 1
+                    state.paused_cost_usd = round(state.paused_cost_usd + outcome.cost_usd, 4)
+                    await self._wait_out_limit(outcome.limited_until)
             except ActivityError as exc:
                 if isinstance(exc.cause, CancelledError):
                     state.status = "cancelled"
@@ -133,6 +140,15 @@ class FleetRun:
             if round_no < go.rounds:
                 state.steps.append(f"work#round{round_no + 1}")
         return self._failed(f"the goal was not reached in {go.rounds} judged round(s): {last.feedback if last else ''}")
+
+    async def _wait_out_limit(self, resets_at: float) -> None:
+        """A usage limit stopped the step: wait for its reset (plus a little jitter, so the runs a limit stopped
+        together do not all come back at once) on a durable timer. No activity runs meanwhile: no worker slot is
+        held, and a worker that restarts meanwhile changes nothing."""
+        self.state.limited_until = resets_at
+        wait = max(0.0, resets_at - workflow.now().timestamp()) + workflow.random().uniform(0.1, 0.6)
+        await workflow.sleep(timedelta(seconds=wait))
+        self.state.limited_until = None
 
     def _failed(self, error: str) -> RunState:
         self.state.status, self.state.error, self.state.step = "failed", error, ""

@@ -167,6 +167,8 @@ class _StepRun:
         fresh_left = 1 if step.fresh_after_carried and self.carried else 0
         while True:
             result = await self._launch(launch)
+            if result.limited_until is not None:  # a usage limit not waited out: a retry now would only meet it again
+                return result, False
             if result.ok:
                 try:
                     if step.gate is None or bool(await self._user("gate", step.gate, result, self.ctx)):
