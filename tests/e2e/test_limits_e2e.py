@@ -109,7 +109,7 @@ def test_a_reset_beyond_the_limit_wait_ends_with_exit_5_and_a_wake_continues_the
     assert session and session in last
 
     # Later (the limit lifted): the command the line gave continues the same session.
-    api.limit_ends = time.time()
+    api.lift_limits()
     api.script(Text("Continued in the same session."))
     command = shlex.split(last.split("with: ", 1)[1])
     assert command[0] == "flower"

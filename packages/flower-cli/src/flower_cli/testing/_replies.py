@@ -194,7 +194,7 @@ def spend_capped(message: str = SPEND_CAP_TEXT) -> ApiError:
 @dataclass
 class UsageLimited(Reply):
     """Open a usage-limit window of ``seconds`` at the request that takes this step: that request and every
-    model request until the window ends are refused (429, ``anthropic-ratelimit-unified-status: rejected``, the
+    model request until the window ends (only the requests the step's key accepts, when it is keyed) are refused (429, ``anthropic-ratelimit-unified-status: rejected``, the
     reset in ``-reset`` and in the claimed window's header), consuming no step; then the script goes on.
     ``claim`` is the ``representative-claim`` sent (``five_hour``, ``seven_day``…)."""
 

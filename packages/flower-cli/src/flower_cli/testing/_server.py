@@ -72,6 +72,16 @@ def _attached_steps(reply: Reply | Callable[[RecordedRequest], Reply]) -> list[S
     return out
 
 
+@dataclass(frozen=True)
+class _Window:
+    """A usage-limit window (`UsageLimited`): until ``ends`` (Unix time) the requests ``key`` accepts are refused —
+    every request when the step that opened it was not keyed, else only its agent's (one account's limit)."""
+
+    ends: float
+    claim: str
+    key: Callable[[RecordedRequest], bool] | None
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -186,8 +196,8 @@ class ScriptedServer:
         self._stopping = threading.Event()
         self._message_counter = 0
         self.limited: list[RecordedRequest] = []
-        self.limit_ends: float | None = None
-        self._limit_claim = "five_hour"
+        self.limit_ends: float | None = None  # the reset of the latest window opened
+        self._windows: list[_Window] = []
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -276,7 +286,8 @@ class ScriptedServer:
         with self._lock:
             return len(self._steps)
 
-    def _take(self, request: RecordedRequest) -> Reply | None:
+    def _take(self, request: RecordedRequest) -> tuple[Reply | None, Callable[[RecordedRequest], bool] | None]:
+        """The reply of the first queued step that accepts ``request``, and that step's key (its ``when``)."""
         with self._lock:
             for i, step in enumerate(self._steps):
                 if step.accepts(request):
@@ -284,8 +295,8 @@ class ScriptedServer:
                     reply = step.reply
                     break
             else:
-                return None
-        return reply if isinstance(reply, Reply) else reply(request)
+                return None, None
+        return (reply if isinstance(reply, Reply) else reply(request)), step.when
 
     # --- recording -----------------------------------------------------------------------------------
 
@@ -337,11 +348,13 @@ class ScriptedServer:
                 return
         if self._refuse_in_window(handler, request):
             return
-        reply = self._take(request)
+        reply, key = self._take(request)
         if isinstance(reply, UsageLimited):
             with self._lock:
                 # A whole second: the reset header is one, and the harness must not be told a reset before the end.
-                self.limit_ends, self._limit_claim = math.ceil(time.time() + reply.seconds), reply.claim
+                window = _Window(math.ceil(time.time() + reply.seconds), reply.claim, key)
+                self._windows.append(window)
+                self.limit_ends = window.ends
             self._refuse_in_window(handler, request)
             return
         if reply is None:
@@ -382,19 +395,27 @@ class ScriptedServer:
         else:  # a script error, surfaced loudly
             raise TypeError(f"unknown scripted reply: {reply!r}")
 
+    def lift_limits(self) -> None:
+        """End every usage-limit window now: the reset came (for a test that cannot wait hours for it)."""
+        with self._lock:
+            now = time.time()
+            self._windows = [_Window(min(w.ends, now), w.claim, w.key) for w in self._windows]
+
     def _refuse_in_window(self, handler: _Handler, request: RecordedRequest) -> bool:
         """Inside a usage-limit window: answer 429 with the unified rate-limit headers (True), as the API does."""
         with self._lock:
-            ends, claim = self.limit_ends, self._limit_claim
-            if ends is None or time.time() >= ends:
+            now = time.time()
+            window = next((w for w in self._windows if now < w.ends and (w.key is None or w.key(request))), None)
+            if window is None:
                 return False
             self.limited.append(request)
-        window = "7d" if claim.startswith("seven_day") else "5h"
+            ends, claim = window.ends, window.claim
+        span = "7d" if claim.startswith("seven_day") else "5h"
         headers = {
             "anthropic-ratelimit-unified-status": "rejected",
             "anthropic-ratelimit-unified-reset": str(int(ends)),
-            f"anthropic-ratelimit-unified-{window}-reset": str(int(ends)),
-            f"anthropic-ratelimit-unified-{window}-status": "rejected",
+            f"anthropic-ratelimit-unified-{span}-reset": str(int(ends)),
+            f"anthropic-ratelimit-unified-{span}-status": "rejected",
             "anthropic-ratelimit-unified-representative-claim": claim,
         }
         message = "This request would exceed your account's rate limit. Please try again later."
