@@ -156,7 +156,8 @@ class FleetRun:
 
     async def _phase(self, spec: RunSpec, given: PhaseInput) -> StepOutcome | None:
         """Run one phase; while it pauses on a question, record it, wait for `answer` (or the question timeout)
-        holding no worker slot, and continue the phase in a new activity. None: the phase failed (recorded)."""
+        holding no worker slot, and continue the phase in a new activity — as after a usage limit, waited out on a
+        timer. None: the phase failed (recorded)."""
         state = self.state
         label = given.phase if given.round_no == 1 else f"{given.phase}#round{given.round_no}"
         state.step = label
@@ -177,6 +178,11 @@ class FleetRun:
             except BaseException:
                 state.status = "cancelled"
                 raise
+            if outcome.limited_until is not None:  # the phase goes on in a new activity after the reset
+                state.paused_cost_usd = round(state.paused_cost_usd + outcome.cost_usd, 4)
+                await self._wait_out_limit(outcome.limited_until)
+                given = replace(given, question="", answer="", resumes=given.resumes + 1, asks_used=outcome.asks_used)
+                continue
             if not outcome.question:
                 state.done.append(outcome)
                 return outcome
