@@ -107,6 +107,10 @@ def test_a_reset_beyond_the_limit_wait_ends_with_exit_5_and_a_wake_continues_the
     assert row["ok"] is False and row["limited_until"] == pytest.approx(api.limit_ends, abs=25)
     session = row["session_id"]
     assert session and session in last
+    # `flower doctor` shows the limit the run met at this endpoint, still in force.
+    doctor = flower("doctor", cwd=workspace)
+    assert "usage limit met on" in doctor.stderr and "still in force: it resets at" in doctor.stderr, doctor.stderr
+    assert "(in 6 h" in doctor.stderr or "(in 5 h" in doctor.stderr
 
     # Later (the limit lifted): the command the line gave continues the same session.
     api.lift_limits()
