@@ -181,3 +181,30 @@ def test_go_waits_out_a_usage_limit_in_its_work_round_with_json_limit_events(
     assert "echo greeting > hello.txt" in resumed.text
     [work] = [r for r in manifest_rows(workspace) if r["step"] == "work"]
     assert work["ok"] is True and work["limits_waited"] == 1
+
+
+def test_go_stopped_by_a_far_reset_exits_5_and_the_wake_continues_the_work_session(
+    claude_env: ScriptedServer, workspace: Path
+) -> None:
+    api = claude_env
+    api.script(
+        *keyed(CLARIFIER, Text(BRIEF)),
+        *keyed(LEAD, bash("echo BEFORE-THE-LIMIT"), usage_limited(6 * 3600, claim="seven_day")),
+    )
+    done = flower("--limit-wait", "0", "--no-goal", "--timeout", "0", "build a greeter", cwd=workspace)
+    assert done.returncode == 5, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "stopped at step 'work'" in last and "never wait" in last, last
+    assert "continue after" in last and f"with: flower -w {workspace}" in last, last
+    [work] = [r for r in manifest_rows(workspace) if r["step"] == "work"]
+    assert work["limited_until"] == pytest.approx(api.limit_ends, abs=25)
+
+    api.lift_limits()
+    api.script(*keyed(LEAD, Text("Picked up after the limit. WOKE")))
+    woke = flower("--no-goal", "--timeout", "0", cwd=workspace)
+    assert woke.returncode == 0, woke.stderr
+    assert woke.stdout.strip() == "Picked up after the limit. WOKE"
+    resumed = [r for r in api.message_requests if LEAD(r)][-1]
+    assert "BEFORE-THE-LIMIT" in resumed.text, "the wake continues the work session"
+    works = [r for r in manifest_rows(workspace) if r["step"] == "work"]
+    assert len({r["session_id"] for r in works}) == 1
