@@ -79,6 +79,8 @@ def test_sdk_messages_are_read() -> None:
     assert usage_limit(capped) is not None and usage_limit(capped).kind == "spend_cap"  # type: ignore[union-attr]
     ordinary = sdk.AssistantMessage(content=[sdk.TextBlock(ORDINARY_429_TEXT)], model="<synthetic>")
     assert usage_limit(ordinary) is None
+    said = sdk.AssistantMessage(content=[sdk.TextBlock(f"The log says: {SPEND_CAP_TEXT}")], model="claude-sonnet-4-5")
+    assert usage_limit(said) is None, "the model quoting a spend-cap notice is not one"
 
 
 @pytest.mark.parametrize(

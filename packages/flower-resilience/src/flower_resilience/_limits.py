@@ -256,6 +256,8 @@ def _from_sdk(sdk: Any, obj: Any, now: float) -> UsageLimit | None | bool:
     if isinstance(obj, sdk.SystemMessage):
         return _from_retry(obj.data, now) if obj.subtype == "api_retry" and isinstance(obj.data, Mapping) else None
     if isinstance(obj, sdk.AssistantMessage):
+        if obj.model != "<synthetic>" and obj.error is None:
+            return None  # the model's own words are not the API's: a reply that mentions a spend limit is no cap
         return _first(_from_text(b.text) for b in obj.content if isinstance(b, sdk.TextBlock))
     if isinstance(obj, sdk.ResultMessage):
         texts = [obj.result or "", *(e for e in obj.errors or [] if isinstance(e, str))] if obj.is_error else []
