@@ -131,3 +131,32 @@ def test_build_options_writes_the_retry_settings_the_person_left_unset(
     assert options.env["CLAUDE_CODE_RETRY_WATCHDOG"] == "1" and "CLAUDE_CODE_MAX_RETRIES" not in options.env
     mine = build_options(AgentSpec("r", "x", env={"CLAUDE_CODE_RETRY_WATCHDOG": "0"}), cwd=tmp_path)
     assert mine.env["CLAUDE_CODE_RETRY_WATCHDOG"] == "0"
+
+
+def test_the_view_says_a_limit_once_counts_it_down_in_the_heartbeat_and_hides_the_harness_retry() -> None:
+    import io
+    import time
+
+    from flower_cli.view import Renderer
+
+    log = io.StringIO()
+    view = Renderer(log, color=False)
+    view._heartbeat.tick = 3600.0  # the test reads the heartbeat itself, with its own clock
+    resets_at = time.time() + 600
+    retry = {"subtype": "api_retry", "attempt": 1, "max_retries": 10, "error_status": 429, "retry_delay_ms": 600_000}
+    view(Event("system", "api_retry", payload=retry))
+    assert "Claude Code retries it" not in log.getvalue(), "a limit's retry notice is flower's to wait out"
+    limit = {"phase": "reached", "name": "usage limit", "resets_at": resets_at}
+    view(
+        Event(
+            "limit",
+            "usage limit reached; it resets at 10:00 (in 10 min); waiting, no requests until then",
+            payload=limit,
+        )
+    )
+    view(Event("limit", "usage limit: resuming at 10:00", payload={**limit, "phase": "waiting"}))
+    assert log.getvalue().count("usage limit reached") == 1
+    assert "waiting out the usage limit · resets" in (view.heartbeat(time.monotonic() + 5) or "")
+    view(Event("limit", "usage limit lifted; resuming the same session s1", payload={**limit, "phase": "resumed"}))
+    assert "resuming the same session s1" in log.getvalue()
+    assert view.heartbeat(time.monotonic() + 5) is None
