@@ -74,9 +74,9 @@ def harness_retry_env(spec_env: Mapping[str, str], environ: Mapping[str, str] | 
 class LimitWatch:
     """What one step sees of usage limits in its stream: a warning said once, a refusal that ends the launch."""
 
-    def __init__(self, emit: Callable[[str, UsageLimit, dict[str, Any]], None]) -> None:
+    def __init__(self, emit: Callable[[str, UsageLimit, dict[str, Any]], None], said: set[str] | None = None) -> None:
         self._emit = emit
-        self._warned = False
+        self._said = set() if said is None else said  # the limits warned of (shared by a process's steps)
 
     def see(self, message: Any) -> UsageLimit | None:
         """The limit ``message`` reports that ends the launch now (a refusal with a reset, a spend cap), else None."""
@@ -84,8 +84,8 @@ class LimitWatch:
         if found is None:
             return None
         if found.warning:
-            if not self._warned:
-                self._warned = True
+            if found.kind not in self._said:
+                self._said.add(found.kind)
                 self._emit("warning", found, {})
             return None
         return found if found.waitable or found.kind == "spend_cap" else None

@@ -102,7 +102,7 @@ class StepRun:
             None  # the step's first launch: what a limit met before any session was stored repeats
         )
         self._limit: UsageLimit | None = None  # the limit that ended the live launch
-        self._limits = LimitWatch(self._limit_notice)
+        self._limits = LimitWatch(self._limit_notice, said=record.limit_warnings)
 
     @property
     def stopped(self) -> bool:
