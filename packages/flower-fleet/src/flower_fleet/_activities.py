@@ -150,6 +150,9 @@ class FleetActivities:
             lease_ttl=spec.heartbeat_timeout,
             lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{attempt}"),
             budget=budget,
+            # A usage limit ends the step at once: the workflow waits for the reset on a durable timer, holding
+            # no worker slot, and then schedules the step again (any worker; the same session).
+            limit_wait=0,
         )
 
     @contextlib.contextmanager
@@ -229,6 +232,7 @@ class FleetActivities:
             # Only a restore is a restore: a fresh clone's step-end commit is its checkpoint, not its origin.
             restored_from=prepared.commit or "",
             checkpoint=commit or "",
+            limited_until=result.limited_until if result is not None else None,
         )
 
     @activity.defn(name=RUN_PHASE)

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -85,6 +86,10 @@ def _state_lines(state: RunState) -> list[str]:
             if outcome.restored_from:
                 line += f"  (workspace restored from checkpoint {outcome.restored_from[:12]})"
             lines.append(line)
+        elif name == state.step and state.limited_until is not None:
+            # Waiting on a timer for a usage limit's reset: no activity, no worker slot held.
+            until = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(state.limited_until))
+            lines.append(f"  {name}: limited until {until} (a usage limit; no worker slot held)")
         elif name in running:
             held = running[name]
             lines.append(f"  {name}: {held.state or 'running'}  attempt {held.attempt}  on {held.worker or '-'}")

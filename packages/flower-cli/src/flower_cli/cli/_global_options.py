@@ -33,12 +33,26 @@ class GlobalOptions:
     json: bool
     store: str | None = None  # --store URL / FLOWER_STORE_URL; None: <run dir>/sessions.db
     color: str = "auto"  # --color: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces), always, never
+    limit_wait: float | None = None  # --limit-wait / FLOWER_LIMIT_WAIT in seconds; None: the Runtime's default (6 h)
 
 
 class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
     auto = "auto"
     always = "always"
     never = "never"
+
+
+# Declared apart so the callback stays readable: what --limit-wait takes (parsed by `_limit_wait`).
+LimitWaitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--limit-wait",
+        metavar="DURATION",
+        envvar="FLOWER_LIMIT_WAIT",
+        show_envvar=True,
+        help="Longest usage-limit reset to wait out before resuming the same session (e.g. 90s, 20m, 6h; 0 = never wait: stop with exit 5) [default: 6h].",
+    ),
+]
 
 
 @app.callback()
@@ -86,6 +100,7 @@ def global_options(
             help="Colour on stderr: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
         ),
     ] = ColorMode.auto,
+    limit_wait: LimitWaitOption = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -110,7 +125,21 @@ def global_options(
     check_workspace(ws)  # a mistyped -w is a usage error, not a new empty project (nothing is created)
     if store:
         _check_store_url(store)
-    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None, color.value)
+    ctx.obj = GlobalOptions(
+        ws, rd, verbose, workbench, trim, json_out, store or None, color.value, limit_wait=_limit_wait(limit_wait)
+    )
+
+
+def _limit_wait(raw: str | None) -> float | None:
+    """Seconds from ``--limit-wait`` / ``FLOWER_LIMIT_WAIT``; exit 2 for a value that is no duration."""
+    if raw is None or not raw.strip():
+        return None
+    from ..runtime import parse_wait  # why: the runtime's parser, loaded only when the option is given
+
+    try:
+        return parse_wait(raw)
+    except ValueError as exc:
+        raise Exit(ExitCode.USAGE, f"--limit-wait: {exc}") from None
 
 
 def _check_store_url(url: str) -> None:

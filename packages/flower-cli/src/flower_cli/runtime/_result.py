@@ -46,6 +46,10 @@ class StepResult:
     # The run's budget when the step ended (`RunBudget.row`: limit and spend, and ``stopped`` when it stopped
     # this step); None for a run without one.
     budget: dict[str, Any] | None = None
+    # A usage limit the step stopped on without waiting it out: when it resets (Unix time), so a scheduler (the
+    # fleet) or a person knows when to continue the same session.
+    limited_until: float | None = None
+    limits_waited: int = 0  # usage limits the step waited out (each one resumed the same session)
 
     @property
     def duration_s(self) -> float:

@@ -19,10 +19,10 @@ The run's budget (`RunPolicy.budget`, see ``_budget``) is checked before the fir
 (``stop_reason``), except that a turn which ends the harness's work ends the step as it is: its answer stands,
 and the next step does not start.
 
-Where the next concerns go (none of them is built yet; see the room's docstring):
+Where the next concerns go (see the room's docstring):
 
-- a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
-  launch the same session again instead of returning the failure;
+- a usage-limit wait (built: ``_limit_wait``): a limit seen in the stream (`_follow`) ends the launch; between
+  launches (`_after_limit`) the step waits until it lifts and launches the same session again, or ends recorded;
 - worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
   it continues; the workers that session left running died with the last process, and their transcripts are in
   the store, so the first prompt can say which to re-dispatch;
@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import anyio
 from claude_agent_sdk import AssistantMessage, UserMessage
 
-from flower_resilience import ResilientQuery
+from flower_resilience import ResilientQuery, UsageLimit
 from flower_stores import LeaseLost
 
 from ._budget import stopped_by_budget
@@ -47,6 +48,8 @@ from ._events import Event, normalize
 from ._handover import hand_over, make_room
 from ._isolation import IsolationError, isolation_problem
 from ._launcher import Launch, Launcher
+from ._limit_wait import LimitWait, LimitWatch, held_prompt
+from ._limits_seen import remember_limit
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
 from ._result import StepResult
 from ._session_lease import StepLease, taken_over
@@ -81,6 +84,7 @@ class _Ended:
     record: Any
     interrupted: bool = False
     handoff_due: bool = False
+    limit: UsageLimit | None = None  # the usage limit (or spend cap) that ended the launch
 
 
 class StepRun:
@@ -98,6 +102,11 @@ class StepRun:
         self.stop_reason = ""  # why the step was stopped ("" while it runs on)
         self._lease: StepLease | None = None
         self._live: _LiveLaunch | None = None
+        self._first: Launch | None = (
+            None  # the step's first launch: what a limit met before any session was stored repeats
+        )
+        self._limit: UsageLimit | None = None  # the limit that ended the live launch
+        self._limits = LimitWatch(self._limit_notice, said=record.limit_warnings)
 
     @property
     def stopped(self) -> bool:
@@ -173,7 +182,7 @@ class StepRun:
         """The step's launches, one after another, until one is the last or the step is stopped."""
         launch: Launch | None = None
         if not self._budget_spent():  # a step the spent budget stops before it starts costs nothing
-            launch = await self._first_launch(first)
+            launch = self._first = await self._first_launch(first)
         while launch is not None and not self.stopped:
             ended = await self._launch(launch)
             if ended is None:  # stopped while the lease was being taken
@@ -220,7 +229,9 @@ class StepRun:
             session_id=launch.session_id,
             session_store=self._session_store(),
         )
-        stream = launcher.query(launch.prompt, options, on_event=state.on_resilience)
+        prompt = launch.prompt if launch.opens is None else held_prompt(launch.prompt, launch.opens)
+        stream = launcher.query(prompt, options, on_event=state.on_resilience)
+        self._limit = None
         live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
         try:
             interrupted, handoff_due = await self._follow(stream, live)
@@ -235,7 +246,7 @@ class StepRun:
         if unstored:  # never a success the store does not fully hold
             result.ok, result.error = False, unstored
             result.errors.append(unstored)
-        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
+        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due, limit=self._limit)
 
     async def _follow(self, stream: ResilientQuery, live: _LiveLaunch) -> tuple[bool, bool]:
         """Stream ``stream``'s messages to the step's events until the harness is done, a human interrupts, the
@@ -255,6 +266,11 @@ class StepRun:
                 events = self._show(message)
                 if _ends_turn(message):
                     self._budget_at_turn_end(stream)
+                limit = self._limits.see(message)
+                if limit is not None:  # no request more in this launch: closing it ends the harness's retry wait
+                    self._limit = limit
+                    remember_limit(limit)
+                    return False, False
                 if (
                     handoffs is not None
                     and handoffs.observe(events, live_workers=bool(workers.live))
@@ -294,6 +310,8 @@ class StepRun:
         result, handoffs = state.result, state.handoffs
         if self.stop_reason:
             return None
+        if ended.limit is not None:
+            return await self._after_limit(ended.limit)
         if handoffs is not None:
             failed = not result.ok and not ended.interrupted  # a stream the Runtime closed did not fail
             decision = handoffs.after(
@@ -315,6 +333,36 @@ class StepRun:
         if ended.interrupted:
             result.ok, result.error = False, INTERRUPTED
         return None
+
+    async def _after_limit(self, limit: UsageLimit) -> Launch | None:
+        """After a launch a usage limit ended: the same session once the limit lifts, or None (the step ends,
+        recorded with the reset, when it is a spend cap or further away than the limit wait allows)."""
+        state, launcher = self.state, self.launcher
+        result = state.result
+        waiting = LimitWait(state.emit, result.step, launcher.policy.limit_wait, lambda: self.stopped)
+        session = result.session_id
+        target = await waiting.wait(limit, session)
+        if target is not None:
+            result.limits_waited += 1
+            result.ok, result.error = False, None  # what the closed launch left; the next launch decides
+            opens = partial(waiting.opens, limit, target, session)
+            if session and launcher.store.has_session(session):
+                result.resumed = True
+                return Launch(launcher.resilience.resume_prompt, resume=session, opens=opens)
+            assert self._first is not None  # refused before anything was stored: start as the step began
+            return replace(self._first, session_id=None, opens=opens)
+        if self.stopped:
+            return None
+        error = waiting.ended(limit)
+        result.ok, result.error, result.limited_until = False, error, limit.resets_at
+        result.errors.append(error)
+        return None
+
+    def _limit_notice(self, phase: str, limit: UsageLimit, extra: dict[str, Any]) -> None:
+        """A limit said once (close to a limit: ``allowed_warning``), as a ``limit`` event."""
+        remember_limit(limit)
+        payload = {"step": self.state.result.step, "phase": phase, **limit.to_json(), **extra}
+        self.state.emit(Event("limit", limit.describe(), payload=payload))
 
     def _resume_after_interrupt(self) -> Launch:
         """The interrupted session goes on with the human's words (the resume prompt when there were none)."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._heartbeat import Heartbeat
+from ._heartbeat import Heartbeat, is_limit_retry
 from ._json import is_refusal
 from ._screen import Screen
 from ._terminal import is_terminal, use_color
@@ -200,7 +200,9 @@ class Renderer:
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
             self.line(f"  ~ {event.text}", "yellow")
-        elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1:
+        elif kind == "limit":
+            self._limit(event)
+        elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1 and not is_limit_retry(p):
             # Said once, as a line (a pipe sees it too); later attempts only move the heartbeat.
             why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
             self.line(
@@ -219,6 +221,15 @@ class Renderer:
         elif kind == "aside":
             self.line(f"# aside: {event.text}", "magenta")
         # system / unknown / future kinds: nothing to show
+
+    def _limit(self, event: Event) -> None:
+        """A usage limit: said when met, when waited out, when it ends the step; the countdown is the heartbeat's."""
+        phase = event.payload.get("phase")
+        if phase in ("reached", "resumed"):
+            self.line(f"  ~ {event.text}", "yellow", wrap=True)
+        elif phase == "warning":
+            self.line(f"  ! {event.text}", "yellow", wrap=True)
+        # "ended" and "spend_cap": the step's failed line and the exit line say it (with the command that continues)
 
     def _refusal(self, event: Event) -> None:
         """A refused tool call, in words for the person (the model's own text only under -v), and counted."""

@@ -20,6 +20,7 @@ import flower_resilience
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import HandoffPolicy, resolve_window
 from ...view import Renderer
+from .doctor_limits import show_usage_limit
 from .output import human_view, write_stdout
 from .store import check_store
 
@@ -40,6 +41,8 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     missing = _show_settings(view, report, problems)
     up = _show_endpoint(view, report, problems)
     report["credential"] = _show_credential(view, problems, missing=missing, probe=probe, up=up)
+
+    report["usage_limit"] = show_usage_limit(view, opts.limit_wait)
 
     view.line("context window", "bold")
     report["window"] = _show_window(view, problems)

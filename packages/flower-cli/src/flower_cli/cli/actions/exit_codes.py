@@ -11,8 +11,8 @@ __all__ = ["exit_code_for"]
 
 
 def exit_code_for(result: StepResult) -> ExitCode:
-    """0 done; 6 the run's budget spent; 130 interrupted; 4 network not back in time; 3 credentials/configuration or the session taken
-    over by another process; else 1."""
+    """0 done; 6 the run's budget spent; 130 interrupted; 4 network not back in time; 5 a usage limit not waited
+    out or a spend cap; 3 credentials/configuration or the session taken over by another process; else 1."""
     if result.ok:
         return ExitCode.DONE
     if stopped_by_budget(result):
@@ -26,6 +26,8 @@ def exit_code_for(result: StepResult) -> ExitCode:
         return ExitCode.CONFIG  # the store must take the transcript (or be imported into) before a resume is whole
     if (result.error or "").startswith("network not back"):
         return ExitCode.OFFLINE
+    if (result.error or "").startswith((Runtime.LIMITED, Runtime.SPEND_CAPPED)):
+        return ExitCode.LIMITED
 
     if result.error and flower_resilience.classify(result.error) == "fatal" and _looks_like_credentials(result.error):
         return ExitCode.CONFIG

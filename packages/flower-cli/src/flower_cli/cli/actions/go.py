@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -307,7 +308,8 @@ def _conclude(
     culprit = state.judge_failed
     if state.produced_nothing is not None:
         culprit = StepResult(step=state.produced_nothing, ok=False)
-    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see)
+    wake = f"flower -w {shlex.quote(str(g.workspace))}"  # the wake: the run goes on where it stopped, same sessions
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see, again=wake)
     if state.accepted:
         view.line(
             f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",
