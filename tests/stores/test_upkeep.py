@@ -97,6 +97,7 @@ async def test_a_live_lease_keeps_its_session_even_with_force(make: Callable[...
     driven, idle = await _session(store, 1), await _session(store, 2)
     lease = await store.acquire_lease(PROJECT, driven, LeaseOwner("box-a", 101, "run-A"), ttl=600)
     upkeep = StoreUpkeep(store)
+    assert await upkeep.live_sessions() == [(PROJECT, driven)]
     plan = await upkeep.plan_delete([driven, idle], force=True)
     assert [s.session_id for s in plan.delete] == [idle]
     assert [(k.session.session_id, k.forceable) for k in plan.kept] == [(driven, False)]
@@ -105,6 +106,7 @@ async def test_a_live_lease_keeps_its_session_even_with_force(make: Callable[...
     assert await _ids(store) == {driven}
     # Released: the session may go now.
     await store.release_lease(lease)
+    assert await upkeep.live_sessions() == []
     result = await upkeep.apply(await upkeep.plan_delete([driven]))
     assert [s.session_id for s in result.deleted] == [driven] and await _ids(store) == set()
 
@@ -181,10 +183,18 @@ async def test_compaction_gives_the_space_of_deleted_sessions_back(make: Callabl
     assert await _ids(store) == set(sids[6:])
 
 
-async def test_only_writable_bare_backends(make: Callable[..., Any], tmp_path: Path) -> None:
+async def test_a_read_only_store_is_measured_and_planned_on_but_never_changed(
+    make: Callable[..., Any], tmp_path: Path
+) -> None:
     store = make()
-    await _session(store, 1)
+    sid = await _session(store, 1)
+    looker = StoreUpkeep(make(like=store, read_only=True))
+    assert looker.size().total_bytes == StoreUpkeep(store).size().total_bytes > 0
+    plan = await looker.plan_delete([sid])
     with pytest.raises(ValueError, match="read-only"):
-        StoreUpkeep(make(like=store, read_only=True))
+        await looker.apply(plan)
+    with pytest.raises(ValueError, match="read-only"):
+        await looker.compact()
+    assert await _ids(store) == {sid}
     with pytest.raises(TypeError, match="bare backend"):
         StoreUpkeep(TrimmingSessionStore(store, tmp_path))

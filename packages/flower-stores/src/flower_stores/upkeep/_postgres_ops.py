@@ -56,6 +56,15 @@ class PostgresOps:
             ).fetchone()
         return int(row[0]) if row else 0
 
+    def live_leases(self) -> list[tuple[str, str]]:
+        """``(project_key, session_id)`` of every session a live lease holds now (the server's clock, as leases use)."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                f"SELECT project_key, session_id FROM {self.s}.leases WHERE NOT released "
+                "AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY 1, 2"
+            ).fetchall()
+        return [(str(p), str(s)) for p, s in rows]
+
     def size(self) -> StoreSize:
         """Each table of the schema with its indexes and TOAST (``pg_total_relation_size``)."""
         with self._connect() as conn:

@@ -8,6 +8,7 @@ timeout (it waits for a writer of another process to commit rather than fail).
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from ..backends import SqliteSessionStore
@@ -26,6 +27,10 @@ class SqliteOps:
         self.path = Path(store.path)
 
     def _connect(self) -> sqlite3.Connection:
+        if self.store.read_only:
+            # Like the store's own read-only connections: nothing created, nothing written (``flower doctor``).
+            uri = f"{self.path.absolute().as_uri()}?mode=ro"
+            return sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
         db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
         db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
         return db
@@ -57,6 +62,21 @@ class SqliteOps:
         finally:
             db.close()
         return int(row[0]) if row else 0
+
+    def live_leases(self) -> list[tuple[str, str]]:
+        """``(project_key, session_id)`` of every session a live lease holds now (the storage clock: this machine's)."""
+        db = self._connect()
+        try:
+            rows = db.execute(
+                "SELECT project_key, session_id FROM leases WHERE released = 0 AND expires_at > ? "
+                "ORDER BY project_key, session_id",
+                (int(time.time() * 1000),),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a file written before leases existed: nothing can hold one
+            return []
+        finally:
+            db.close()
+        return [(str(p), str(s)) for p, s in rows]
 
     def size(self) -> StoreSize:
         """The file, its WAL and shared-memory side files, and the free pages a VACUUM gives back."""

@@ -34,12 +34,8 @@ __all__ = ["StoreUpkeep"]
 
 def _ops(store: object) -> SqliteOps | PostgresOps:
     if isinstance(store, SqliteSessionStore):
-        if store.read_only:
-            raise ValueError(f"{store.path} was opened read-only; upkeep deletes and compacts: open it writable")
         return SqliteOps(store)
     if isinstance(store, PostgresSessionStore):
-        if store.read_only:
-            raise ValueError(f"{store.where} was opened read-only; upkeep deletes and compacts: open it writable")
         return PostgresOps(store)
     raise TypeError(
         f"StoreUpkeep works on a SqliteSessionStore or a PostgresSessionStore (the bare backend), not {type(store).__name__}"
@@ -57,7 +53,8 @@ class StoreUpkeep:
     """Plans and applies deletions on a flower store, compacts it and measures it.
 
     ``needed`` maps session ids a wake would resume to the reason (one line each; the run dir's lineage, say),
-    on top of the lineage the store itself records. ``clock`` (epoch seconds) is for tests.
+    on top of the lineage the store itself records. ``clock`` (epoch seconds) is for tests. A store opened
+    ``read_only`` can be planned on and measured (``flower doctor``); `apply` and `compact` refuse it.
     """
 
     def __init__(
@@ -144,6 +141,7 @@ class StoreUpkeep:
     async def apply(self, plan: UpkeepPlan) -> UpkeepResult:
         """Delete what ``plan`` says, each session with its subagent transcripts and summary; a session that a
         live lease holds by now is kept (and reported) instead."""
+        self._check_writable()
         deleted: list[UpkeepSession] = []
         kept: list[Kept] = list(plan.kept)
         for session in plan.delete:
@@ -162,14 +160,24 @@ class StoreUpkeep:
         ``VACUUM (ANALYZE)``, which makes the space reusable without blocking runs; ``full=True``: ``VACUUM FULL``,
         which returns it to the file system but locks each table while it is rewritten.
         """
+        self._check_writable()
         before = await anyio.to_thread.run_sync(self._ops.size)
         await anyio.to_thread.run_sync(self._ops.compact, full)
         after = await anyio.to_thread.run_sync(self._ops.size)
         return before, after
 
+    async def live_sessions(self) -> list[tuple[str, str]]:
+        """``(project_key, session_id)`` of every session a live lease holds now: runs going on (compacting then
+        makes their appends wait while the file or the tables are rewritten)."""
+        return await anyio.to_thread.run_sync(self._ops.live_leases)
+
     def size(self) -> StoreSize:
         """What the store takes now (a few short queries and a stat; no payload is read)."""
         return self._ops.size()
+
+    def _check_writable(self) -> None:
+        if getattr(self.store, "read_only", False):
+            raise ValueError(f"{self._where()} was opened read-only; deleting and compacting need it writable")
 
     def _where(self) -> str:
         return str(getattr(self.store, "where", self.store))
