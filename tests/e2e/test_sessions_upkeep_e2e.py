@@ -186,6 +186,9 @@ def test_prune_and_delete_remove_only_what_they_say(
     assert live[0].returncode == 0, err
     compacted = place.json("sessions", "compact", "--full")
     assert compacted["after"]["bytes"] <= compacted["before"]["bytes"] and not compacted["live_sessions"]
+    doctor = place.json("doctor", "--no-probe")
+    # (SQLite: at most the size after compaction, which counted the -shm file of the connection it used.)
+    assert 0 < doctor["store"]["size_bytes"] <= compacted["after"]["bytes"], "doctor shows the store's size"
 
     # Forced: the lineage's session goes (and is named), the finished live one with it; the run wakes afresh.
     forced = place.json("sessions", "prune", "--older-than", "0s", "--force")
