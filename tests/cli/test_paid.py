@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
 
@@ -62,14 +64,19 @@ def test_settle_adds_only_attempts_without_the_harness_figure() -> None:
     ledger = PaidLedger()
     ledger.saw(_said("msg_1", {"input_tokens": 100_000}), 1)  # died without a result: estimated
     ledger.saw(_said("msg_2", {"input_tokens": 100_000}), 2)  # reported by the harness: left alone
+    ledger.saw(_said("msg_3", {"input_tokens": 100_000}), 3)  # closed by flower (a handoff): left alone
     record = AttemptRecord()
-    record.attempts += [_attempt(1, reported=None), _attempt(2, reported=0.42, cost=0.42, error=None)]
-    result = StepResult("once", cost_usd=0.42, attempt_log=[{"number": 0}, {"number": 1}, {"number": 2}])
+    record.attempts += [
+        _attempt(1, reported=None),
+        _attempt(2, reported=0.42, cost=0.42, error=None),
+        dataclasses.replace(_attempt(3, reported=None, error=None), closed=True),
+    ]
+    result = StepResult("once", cost_usd=0.42, attempt_log=[{"number": n} for n in range(4)])
     added = ledger.settle(result, record)
     assert added == pytest.approx(0.3)
     assert result.cost_usd == pytest.approx(0.72) and result.cost_estimated_usd == pytest.approx(0.3)
     assert result.attempt_log[0] == {"number": 0}, "an earlier launch's rows are not this record's"
     assert result.attempt_log[1]["cost_estimated_usd"] == pytest.approx(0.3) == result.attempt_log[1]["cost_usd"]
-    assert "cost_estimated_usd" not in result.attempt_log[2]
+    assert "cost_estimated_usd" not in result.attempt_log[2] and "cost_estimated_usd" not in result.attempt_log[3]
     assert result.row("r")["cost_estimated_usd"] == pytest.approx(0.3)
     assert PaidLedger().settle(StepResult("s"), AttemptRecord()) == 0.0

@@ -4,7 +4,8 @@ Why: the harness reports what a process cost only in a ``ResultMessage``. A laun
 its output refused by the SDK ("JSON message exceeded maximum buffer size"), a crash mid-turn — still had every
 answered request billed, yet its attempt's ``cost_usd`` is 0 and the manifest said the step cost nothing. Each
 answered request streams an ``AssistantMessage`` with the API's ``usage`` before anything can fail, so the cost
-is estimated from those: tokens × the model family's list price. (A message carries the usage known when its
+is estimated from those: tokens × the model family's list price. Only failed attempts are estimated: a launch flower
+closed itself (a handoff, a human interrupt) is left as the harness reported it, as before. (A message carries the usage known when its
 block streamed: the input whole, the output as counted so far — the final output count comes after the last
 block — so the estimate errs low on output tokens, never high.) Only attempts that ended without any result are
 estimated (an attempt with one is the harness's own figure), and the estimate is recorded as paid: added to the
@@ -98,7 +99,7 @@ class PaidLedger:
         return round(sum(estimate_usd(model, usage) for model, usage in self._seen.get(attempt, {}).values()), 6)
 
     def settle(self, result: StepResult, record: Any) -> float:
-        """Add to ``result`` what the record's attempts without any result paid; returns the sum.
+        """Add to ``result`` what the record's failed attempts without any result paid; returns the sum.
 
         The record's attempts are the last ``len(record.attempts)`` rows of ``result.attempt_log`` (`absorb`
         appended them); each estimated row gets ``cost_usd`` and ``cost_estimated_usd``.
@@ -107,8 +108,8 @@ class PaidLedger:
         rows = result.attempt_log[len(result.attempt_log) - len(attempts) :] if attempts else []
         added = 0.0
         for attempt, row in zip(attempts, rows):
-            if attempt.reported_cost_usd is not None or attempt.cost_usd:
-                continue  # the harness reported this attempt's cost itself
+            if attempt.error is None or attempt.reported_cost_usd is not None or attempt.cost_usd:
+                continue  # not a failure (a success, or a launch flower closed itself), or the harness's own figure
             paid = self.estimate(attempt.number)
             if paid > 0:
                 row["cost_usd"] = paid
