@@ -1,16 +1,17 @@
 """What a failed launch paid: an estimate from the usage its answered requests reported.
 
-Why: the harness reports what a process cost only in a ``ResultMessage``. A launch that dies before one — killed,
-its output refused by the SDK ("JSON message exceeded maximum buffer size"), a crash mid-turn — still had every
-answered request billed, yet its attempt's ``cost_usd`` is 0 and the manifest said the step cost nothing. Each
-answered request streams an ``AssistantMessage`` with the API's ``usage`` before anything can fail, so the cost
-is estimated from those: tokens × the model family's list price. Only failed attempts are estimated: a launch flower
-closed itself (a handoff, a human interrupt) is left as the harness reported it, as before. (A message carries the usage known when its
-block streamed: the input whole, the output as counted so far — the final output count comes after the last
-block — so the estimate errs low on output tokens, never high.) Only attempts that ended without any result are
-estimated (an attempt with one is the harness's own figure), and the estimate is recorded as paid: added to the
-step's ``cost_usd``, and also kept apart as ``cost_estimated_usd`` (on the step and on the attempt) so a reader
-can tell measured from estimated.
+Why: the harness reports what a process cost only in a ``ResultMessage``. A launch that fails before one — killed,
+a crash mid-turn, its output refused by the SDK — still had its answered requests billed, yet its attempt's
+``cost_usd`` was 0 and the manifest said the step cost nothing. Each answered request reaches flower as an
+``AssistantMessage`` with the API's ``usage``, so the cost is estimated from those: tokens × the model family's
+list price, recorded as paid (added to the step's ``cost_usd``) and kept apart as ``cost_estimated_usd`` (on the
+step and on the attempt) so a reader can tell measured from estimated.
+
+Limits, all erring low: only failed attempts without any result are estimated (a result is the harness's own
+figure; a launch flower closed itself — a handoff, a human interrupt — stays as reported); a message carries the
+usage known when its block streamed (the input whole, the output as counted so far); and requests the SDK never
+streamed to flower (after its reader failed on an oversized line) cannot be seen — the 256 MiB buffer
+(``_options.MAX_BUFFER_SIZE``) makes that failure rare, and it is fatal, so it is not repeated.
 """
 
 from __future__ import annotations
