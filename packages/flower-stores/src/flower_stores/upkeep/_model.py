@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Kept", "StoreSize", "UpkeepPlan", "UpkeepResult", "UpkeepSession"]
+__all__ = ["Kept", "StoreSize", "UpkeepPlan", "UpkeepResult", "UpkeepSession", "main_sessions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +66,14 @@ class UpkeepResult:
 
     deleted: tuple[UpkeepSession, ...]
     kept: tuple[Kept, ...]
+
+
+def main_sessions(rows: Iterable[tuple[object, object]], project_key: str | None) -> list[UpkeepSession]:
+    """The main transcripts among ``meta``'s ``(store_key, mtime)`` rows — keys ``project/session``, not a subagent's
+    ``project/session/subpath`` — in one project or all, in the rows' order."""
+    out: list[UpkeepSession] = []
+    for key, mtime in rows:
+        project, _, rest = str(key).partition("/")
+        if rest and "/" not in rest and project_key in (None, project):
+            out.append(UpkeepSession(project, rest, int(str(mtime))))
+    return out

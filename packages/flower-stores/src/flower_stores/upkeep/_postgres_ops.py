@@ -10,7 +10,7 @@ from typing import Any
 
 from .._shared.errors import StoreError
 from ..backends import PostgresSessionStore
-from ._model import StoreSize, UpkeepSession
+from ._model import StoreSize, UpkeepSession, main_sessions
 
 __all__ = ["PostgresOps"]
 
@@ -38,12 +38,7 @@ class PostgresOps:
         """The main transcripts (keys ``project/session``), in one project or all, oldest first."""
         with self._connect() as conn:
             rows = conn.execute(f"SELECT store_key, mtime FROM {self.s}.meta ORDER BY mtime, store_key").fetchall()
-        out: list[UpkeepSession] = []
-        for key, mtime in rows:
-            project, _, rest = str(key).partition("/")
-            if rest and "/" not in rest and project_key in (None, project):
-                out.append(UpkeepSession(project, rest, int(mtime)))
-        return out
+        return main_sessions(rows, project_key)
 
     def payload_bytes(self, session: UpkeepSession) -> int:
         """Bytes of the session's entries, its subagents' included (``octet_length`` reads no TOAST data)."""

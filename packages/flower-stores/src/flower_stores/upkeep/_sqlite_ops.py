@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from ..backends import SqliteSessionStore
-from ._model import StoreSize, UpkeepSession
+from ._model import StoreSize, UpkeepSession, main_sessions
 
 __all__ = ["SqliteOps"]
 
@@ -42,12 +42,7 @@ class SqliteOps:
             rows = db.execute("SELECT store_key, mtime FROM meta ORDER BY mtime, store_key").fetchall()
         finally:
             db.close()
-        out: list[UpkeepSession] = []
-        for key, mtime in rows:
-            project, _, rest = str(key).partition("/")
-            if rest and "/" not in rest and project_key in (None, project):
-                out.append(UpkeepSession(project, rest, int(mtime)))
-        return out
+        return main_sessions(rows, project_key)
 
     def payload_bytes(self, session: UpkeepSession) -> int:
         """Bytes of the session's entries, its subagents' included (a range scan of the entries it owns)."""

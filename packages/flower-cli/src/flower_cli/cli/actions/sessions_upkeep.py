@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -52,8 +53,10 @@ def _project_key(opts: GlobalOptions) -> str:
     return project_key_for_directory(str(opts.workspace))
 
 
-def _upkeep(opts: GlobalOptions) -> tuple[flower_stores.StoreUpkeep, Any]:
-    """The upkeep of this run dir's store, knowing what the run dir's lineage needs for a wake."""
+@contextmanager
+def _upkeep(opts: GlobalOptions) -> Iterator[flower_stores.StoreUpkeep]:
+    """The upkeep of this run dir's store, knowing what the run dir's lineage needs for a wake; store trouble
+    inside the block becomes a one-line `Exit` (``explained``), and the store is closed after it."""
     db = opts.run_dir / "sessions.db"
     if not opts.store and not db.exists():
         raise Exit(ExitCode.USAGE, f"no {db}: nothing has run in this run dir yet (use -w/-r to point at another).")
@@ -63,7 +66,14 @@ def _upkeep(opts: GlobalOptions) -> tuple[flower_stores.StoreUpkeep, Any]:
         for step, sid in lineage.steps.items()
     }
     store = open_store(opts)
-    return flower_stores.StoreUpkeep(store, needed=needed), store
+    try:
+        yield flower_stores.StoreUpkeep(store, needed=needed)
+    except Exit:
+        raise
+    except Exception as exc:
+        raise explained(exc, opts) from exc
+    finally:
+        store.close()
 
 
 def _session_row(session: UpkeepSession) -> dict[str, Any]:
@@ -117,19 +127,12 @@ def _report(opts: GlobalOptions, kind: str, plan: UpkeepPlan, done: UpkeepResult
 
 
 def _run_plan(
-    opts: GlobalOptions, kind: str, make_plan: Callable[[flower_stores.StoreUpkeep, Any], UpkeepPlan], dry_run: bool
+    opts: GlobalOptions, kind: str, make_plan: Callable[[flower_stores.StoreUpkeep], UpkeepPlan], dry_run: bool
 ) -> tuple[Kept, ...]:
     """Make the plan, apply it unless ``dry_run``, report; the sessions kept."""
-    upkeep, store = _upkeep(opts)
-    try:
-        plan: UpkeepPlan = make_plan(upkeep, store)
+    with _upkeep(opts) as upkeep:
+        plan = make_plan(upkeep)
         done = None if dry_run else anyio.run(upkeep.apply, plan)
-    except Exit:
-        raise
-    except Exception as exc:
-        raise explained(exc, opts) from exc
-    finally:
-        store.close()
     _report(opts, kind, plan, done)
     return plan.kept if done is None else done.kept
 
@@ -140,8 +143,8 @@ def delete_sessions(opts: GlobalOptions, given: list[str], *, dry_run: bool, for
     project = _project_key(opts)
     where = f"for {opts.workspace} in {store_label(opts)}"
 
-    def plan(upkeep: flower_stores.StoreUpkeep, store: Any) -> UpkeepPlan:
-        ids = [resolve_session(store, project, g, where=where) for g in given]  # each runs its own event loop
+    def plan(upkeep: flower_stores.StoreUpkeep) -> UpkeepPlan:
+        ids = [resolve_session(upkeep.store, project, g, where=where) for g in given]  # each runs its own event loop
         return anyio.run(lambda: upkeep.plan_delete(ids, project_key=project, force=force))
 
     kept = _run_plan(opts, "sessions-delete", plan, dry_run)
@@ -161,7 +164,7 @@ def prune_sessions(opts: GlobalOptions, older_than: str, *, dry_run: bool, force
     age = parse_age(older_than)
     project = _project_key(opts)
 
-    def plan(upkeep: flower_stores.StoreUpkeep, store: Any) -> UpkeepPlan:
+    def plan(upkeep: flower_stores.StoreUpkeep) -> UpkeepPlan:
         return anyio.run(lambda: upkeep.plan_prune(age, project_key=project, force=force))
 
     _run_plan(opts, "sessions-prune", plan, dry_run)
@@ -177,8 +180,7 @@ def compact_store(opts: GlobalOptions, *, full: bool, dry_run: bool, force: bool
     Refused (exit 1) while a run drives a session of the store, unless ``force``: the rewrite makes its appends
     wait. ``dry_run`` measures only.
     """
-    upkeep, store = _upkeep(opts)
-    try:
+    with _upkeep(opts) as upkeep:
         before = upkeep.size()
         live = anyio.run(upkeep.live_sessions)
         if live and not force and not dry_run:
@@ -189,12 +191,6 @@ def compact_store(opts: GlobalOptions, *, full: bool, dry_run: bool, force: bool
                 f"{store_label(opts)} is rewritten; rerun when they end, or with --force",
             )
         after = None if dry_run else anyio.run(lambda: upkeep.compact(full=full))[1]
-    except Exit:
-        raise
-    except Exception as exc:
-        raise explained(exc, opts) from exc
-    finally:
-        store.close()
     if opts.json:
         document = {
             "kind": "sessions-compact",
