@@ -18,6 +18,9 @@ lacks), idempotent by uuid.
 compacts and measures the store.
 `RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
 and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
+`RunEventLog` (``append_events``, ``read_events``, ``run_heads``, ``live_runs``; `follow_events`) keeps every event a
+run publishes (bounded by `bound_event`) and its summary (`RunHead`) there too, and `RunInbox` (``post_message``,
+``take_messages``) the answers, mail and stops sent to a run, so another process can watch and steer it.
 """
 
 from ._shared.errors import StoreError
@@ -32,6 +35,7 @@ from .backends import (
 )
 from .backfill import ImportReport, import_entries, import_transcript, transcript_files
 from .entries import INTERRUPT, USER_FEEDBACK, refusal
+from .events import InboxMessage, RunEvent, RunEventLog, RunHead, RunInbox, bound_event, follow_events
 from .glances import is_ephemeral, is_ephemeral_call
 from .index import QueryNotSupported, SessionIndex, session_index
 from .layers import PruningSessionStore, TrimmingSessionStore
@@ -78,6 +82,7 @@ __all__ = [
     "EphemeralPolicy",
     "FencedSessionStore",
     "ImportReport",
+    "InboxMessage",
     "Kept",
     "Lease",
     "LeaseError",
@@ -90,6 +95,10 @@ __all__ = [
     "PruningSessionStore",
     "QueryNotSupported",
     "Rewritten",
+    "RunEvent",
+    "RunEventLog",
+    "RunHead",
+    "RunInbox",
     "RunRecords",
     "SessionIndex",
     "SessionLeases",
@@ -104,11 +113,13 @@ __all__ = [
     "UpkeepResult",
     "UpkeepSession",
     "__version__",
+    "bound_event",
     "check_store_url",
     "describe_store_url",
     "expire",
     "heal_orphans",
     "fit",
+    "follow_events",
     "history_chars",
     "hold_lease",
     "is_abandoned",

@@ -14,10 +14,6 @@ from ._model import StoreSize, UpkeepSession, main_sessions
 
 __all__ = ["PostgresOps"]
 
-# Every table a store's schema holds (SCHEMA_VERSION 3): compaction and size cover them all.
-_TABLES = ("entries", "meta", "summaries", "leases", "runs", "run_rows", "run_lineage", "store_info")
-
-
 class PostgresOps:
     """What `StoreUpkeep` asks of a `PostgresSessionStore` (synchronous; upkeep runs it in a worker thread)."""
 
@@ -83,6 +79,7 @@ class PostgresOps:
                     (self.store.schema,),
                 )
             }
-            tables = ", ".join(f"{self.s}.{t}" for t in _TABLES if t in present)
+            # Every table the schema holds, whatever its version: transcripts, leases, run records, events…
+            tables = ", ".join(f'{self.s}."{t}"' for t in sorted(present))
             if tables:
                 conn.execute(f"VACUUM (FULL, ANALYZE) {tables}" if full else f"VACUUM (ANALYZE) {tables}")
