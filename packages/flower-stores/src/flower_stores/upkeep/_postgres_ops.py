@@ -14,6 +14,7 @@ from ._model import StoreSize, UpkeepSession, main_sessions
 
 __all__ = ["PostgresOps"]
 
+
 class PostgresOps:
     """What `StoreUpkeep` asks of a `PostgresSessionStore` (synchronous; upkeep runs it in a worker thread)."""
 
