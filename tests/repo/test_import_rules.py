@@ -299,6 +299,7 @@ STORES_LAYERS: dict[str, set[str]] = {
     "backends": {"_shared", "lease", "runs", "events"},  # SQLite, PostgreSQL, store URLs
     "backfill": {"_shared", "lease"},  # import_transcript: a store filled from the harness's files
     "layers": {"_shared", "report", "rewrite", "index", "runs", "events", "lease", "backends"},
+    "upkeep": {"_shared", "runs", "lease", "backends"},  # StoreUpkeep: delete, prune, compact, size
     "__init__": {
         "_shared",
         "report",
@@ -312,6 +313,7 @@ STORES_LAYERS: dict[str, set[str]] = {
         "backends",
         "backfill",
         "layers",
+        "upkeep",
     },  # fmt: skip
 }
 STORES_SRC = PACKAGES / "flower-stores" / "src" / "flower_stores"

@@ -26,6 +26,7 @@ from ._root_app import app
 from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
 from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
 from .commands import ui  # noqa: F401 - imported to add it
+from .commands import sessions_upkeep  # noqa: F401 - sessions delete, prune, compact
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]

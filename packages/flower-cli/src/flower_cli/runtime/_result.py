@@ -15,7 +15,8 @@ class StepResult:
     ``attempts`` counts model attempts (retries included; human interrupts are not failures and are not
     counted). ``errors`` keeps every failed attempt's error in order, not only the last.
     ``attempt_log`` is the resilience layer's record of each attempt (error, kind, wait, resumed, session).
-    ``cost_usd`` and ``num_turns`` add up across every attempt. ``turns`` counts the main thread's turns
+    ``cost_usd`` and ``num_turns`` add up across every attempt; ``cost_estimated_usd`` is the part of ``cost_usd``
+    estimated from usage because an attempt ended without the harness's figure (see `PaidLedger`). ``turns`` counts the main thread's turns
     (one more each time a background worker's notification wakes it); ``text`` is the final turn's answer.
     ``workers`` lists the background workers the step dispatched (``id`` = task id, which names their
     transcript ``subagents/agent-<id>`` in the store; ``description``; ``status``). ``loads``: what the load of
@@ -50,6 +51,7 @@ class StepResult:
     # fleet) or a person knows when to continue the same session.
     limited_until: float | None = None
     limits_waited: int = 0  # usage limits the step waited out (each one resumed the same session)
+    cost_estimated_usd: float = 0.0
 
     @property
     def duration_s(self) -> float:

@@ -50,6 +50,7 @@ from ._isolation import IsolationError, isolation_problem
 from ._launcher import Launch, Launcher
 from ._limit_wait import LimitWait, LimitWatch, held_prompt
 from ._limits_seen import remember_limit
+from ._paid import PaidLedger
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
 from ._result import StepResult
 from ._session_lease import StepLease, taken_over
@@ -233,13 +234,15 @@ class StepRun:
         stream = launcher.query(prompt, options, on_event=state.on_resilience)
         self._limit = None
         live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
+        paid = PaidLedger()
         try:
-            interrupted, handoff_due = await self._follow(stream, live)
+            interrupted, handoff_due = await self._follow(stream, live, paid)
         finally:
             self._live = None
             await stream.aclose()
             live.ended.set()
         absorb(result, stream.record)
+        paid.settle(result, stream.record)  # attempts that ended without the harness's figure still paid
         unstored = await launcher.store.mirror.settle(
             lambda line: state.emit(Event("retry", line, payload={"step": result.step}))
         )
@@ -248,7 +251,7 @@ class StepRun:
             result.errors.append(unstored)
         return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due, limit=self._limit)
 
-    async def _follow(self, stream: ResilientQuery, live: _LiveLaunch) -> tuple[bool, bool]:
+    async def _follow(self, stream: ResilientQuery, live: _LiveLaunch, paid: PaidLedger) -> tuple[bool, bool]:
         """Stream ``stream``'s messages to the step's events until the harness is done, a human interrupts, the
         handoff loop says the step stops here, or the step is stopped. Returns (interrupted, handoff due)."""
         state, mirror = self.state, self.launcher.store.mirror
@@ -258,6 +261,7 @@ class StepRun:
             async for message in stream:
                 state.note_session(message)
                 mirror.saw(message)
+                paid.saw(message, len(stream.record.attempts) + 1)  # the attempt in flight: those before are concluded
                 if self.interrupt.is_set():
                     if result.session_id:
                         await self._mirrored(result.session_id, last_main)
