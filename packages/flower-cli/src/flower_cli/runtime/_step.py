@@ -13,16 +13,15 @@ A step, in order (`StepRun.run`):
    after an interrupt, or the end.
 4. **End** (`_finish`): close the result, record it, release the lease, emit the step's one ``result`` event.
 
-Where the next concerns go (none of them is built yet; see the room's docstring):
+Where the next concerns go (see the room's docstring):
 
 - a run-wide budget (a field of `RunPolicy`): checked between turns (`_turn_ended`: each turn's event carries its
   cost, and ``record`` holds the finished steps') and between launches (`_next_launch`); over budget, the step
   ends as `stop` ends it (``stop_reason``);
 - a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
   launch the same session again instead of returning the failure;
-- worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
-  it continues; the workers that session left running died with the last process, and their transcripts are in
-  the store, so the first prompt can say which to re-dispatch;
+- worker recovery after a crash (built: `_recovery`): at step start and resume (`_first_launch`), where the step
+  knows which session it continues; the workers that session left unreported are carried on before its launch;
 - publishing events for other processes: every event of a step goes through `StepState.emit` to the caller's
   `EventSink`; a publisher is one more sink (the Runtime's ``run(on_event=...)``), never a change here.
 """
@@ -44,6 +43,7 @@ from ._handover import hand_over, make_room
 from ._isolation import IsolationError, isolation_problem
 from ._launcher import Launch, Launcher
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
+from ._recovery import recover
 from ._result import StepResult
 from ._session_lease import StepLease, taken_over
 from ._signals import Interrupt
@@ -179,9 +179,17 @@ class StepRun:
             result.errors.append(self.stop_reason)
 
     async def _first_launch(self, first: Launch) -> Launch:
-        """The step's first launch, once the session it continues has room (see `make_room`)."""
+        """The step's first launch, once the session it continues has room (see `make_room`) and the workers it
+        left unreported have been carried on (see `recover`: their notices open the prompt)."""
         store = self.launcher.store
-        return await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        launch = await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        if not first.resume or first.fork or self.stopped:
+            return launch
+        recovery = await recover(self.launcher, self.state, first.resume)
+        if not recovery.recovered:
+            return launch
+        self.state.result.recovered.extend(recovery.recovered)
+        return replace(launch, prompt=f"{recovery.notice}\n\n{launch.prompt}")
 
     async def _launch(self, launch: Launch) -> _Ended | None:
         """One launch: the lease of the session it drives (a new session's id and lease; a retired one's
