@@ -40,7 +40,8 @@ class WorkerRecord:
     """One dispatched worker: its Agent call (``call_id``, its input), the harness's id for it (``agent_id``, None
     when nothing names it yet) and where it got to (``state``; ``result`` is its final answer when finished).
     ``cwd`` is where it last worked (its worktree, when isolated); ``recovery`` is true when its progress is read
-    from flower's recovery session rather than the harness's transcript of it."""
+    from flower's recovery session rather than the harness's transcript of it; ``started`` when that transcript
+    holds a turn of its own (a recovery then resumed it; without one, it was dispatched again)."""
 
     call_id: str
     agent_id: str | None
@@ -52,6 +53,7 @@ class WorkerRecord:
     result: str = ""
     cwd: str | None = None
     recovery: bool = False
+    started: bool = False  # the harness's transcript of it holds a turn of its own
 
     @property
     def name(self) -> str:
@@ -146,6 +148,7 @@ def _record(
         result=(final or "") if state == "finished" else "",
         cwd=_last_cwd(own),
         recovery=bool(recovery),
+        started=_has_turn(own),
     )
 
 

@@ -123,12 +123,16 @@ async def recover(launcher: Launcher, state: StepState, session_id: str) -> Reco
             "session": recovery_session_id(session_id, record.call_id) if how != "delivered" else "",
             "status": "completed" if ok else "failed",
         }
-        state.emit(Event("notice", _line(record, how, ok), payload={"step": state.result.step, "recovered": how}))
 
     async with anyio.create_task_group() as group:
         for record in pending:
             group.start_soon(one, record)
     order = [r.call_id for r in pending]  # dispatch order, whatever order they finished in
+    # Named when delivered, all at once: a process killed while one recovery still runs has named none, and the
+    # next wake (which delivers them all) names each once.
+    for call in order:
+        done = recovered[call]
+        state.emit(Event("notice", _line(done), payload={"step": state.result.step, "recovered": done}))
     intro = _INTRO.format(n=len(order))
     return Recovery([recovered[c] for c in order], "\n\n".join([intro, *(notices[c] for c in order)]))
 
@@ -152,20 +156,25 @@ _HOW = {
 }
 
 
-def _line(record: WorkerRecord, how: str, ok: bool) -> str:
+def _line(done: dict[str, str]) -> str:
     said = {"delivered": "delivered its finished answer", "resumed": "resumed", "redispatched": "dispatched again"}
-    return f"recovered worker {record.name!r}: {said[how]}" + ("" if ok else " (it failed; the coordinator is told)")
+    failed = done["status"] != "completed"
+    return f"recovered worker {done['description']!r}: {said[done['how']]}" + (
+        " (it failed; the coordinator is told)" if failed else ""
+    )
 
 
 async def _carry_on(
     launcher: Launcher, state: StepState, session_id: str, record: WorkerRecord
 ) -> tuple[str, str, bool]:
     """Run one unreported worker to its end; (how, its final answer or error, ok)."""
-    if record.state == "finished":
-        return "delivered", record.result, True
     recovery = recovery_session_id(session_id, record.call_id)
+    # A worker with a recovery session was recovered by an earlier process: it is named by how that began.
+    began = "resumed" if record.started else "redispatched"
+    if record.state == "finished":
+        return ("delivered" if not record.recovery else began), record.result, True
     if record.recovery:  # a recovery cut short: the recovery session carries on
-        how, prompt, resume = ("resumed" if record.agent_id else "redispatched"), RESUME_WORKER_PROMPT, recovery
+        how, prompt, resume = began, RESUME_WORKER_PROMPT, recovery
     elif record.state == "unfinished":
         await _copy_transcript(launcher, session_id, record, recovery)
         how, prompt, resume = "resumed", RESUME_WORKER_PROMPT, recovery
