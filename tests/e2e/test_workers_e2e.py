@@ -206,6 +206,15 @@ def test_one_worker_killed_mid_task_is_resumed_by_flower_and_no_goal_survives_th
     rows = json.loads((workspace / "runs" / "manifest.json").read_text())
     (recovered,) = [row["recovered"] for row in rows if row["step"] == "work" and row["recovered"]]
     assert [(w["description"], w["how"], w["status"]) for w in recovered] == [("piece 0", "resumed", "completed")]
+    analyzed = subprocess.run(
+        [sys.executable, "-m", "flower_cli", "--json", "analyze"],
+        cwd=workspace,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert json.loads(analyzed.stdout)["totals"]["recovered"] == 1
     worker_requests = [r for r in claude_env.message_requests if "PIECE-0" in r.first_user_text]
     assert sum("until [ -e gate1-0 ]" in json.dumps(r.json) for r in worker_requests[-1:]) == 1, (
         "the resumed worker's request carries its earlier turn"
