@@ -202,6 +202,7 @@ def test_one_worker_killed_mid_task_is_resumed_by_flower_and_no_goal_survives_th
     assert code == 0, err
     assert "kept from the run's start: --no-goal" in err
     assert err.count("recovered worker 'piece 0': resumed") == 1, err
+    assert "didn't finish" not in err, "the harness's notice of a worker flower recovered is not shown"
     _assert_done(workspace, claude_env, 1, [err], recovered={0})
     rows = json.loads((workspace / "runs" / "manifest.json").read_text())
     (recovered,) = [row["recovered"] for row in rows if row["step"] == "work" and row["recovered"]]

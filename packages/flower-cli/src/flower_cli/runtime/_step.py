@@ -94,6 +94,9 @@ class StepRun:
         self.stop_reason = ""  # why the step was stopped ("" while it runs on)
         self._lease: StepLease | None = None
         self._live: _LiveLaunch | None = None
+        # The task ids of the workers flower recovered: the harness's own "didn't finish" notice of them, which it
+        # sends on resume, is superseded by their delivered results and is not shown.
+        self._recovered: frozenset[str] = frozenset()
 
     @property
     def stopped(self) -> bool:
@@ -189,6 +192,7 @@ class StepRun:
         if not recovery.recovered:
             return launch
         self.state.result.recovered.extend(recovery.recovered)
+        self._recovered = frozenset(worker["id"] for worker in recovery.recovered)
         return replace(launch, prompt=f"{recovery.notice}\n\n{launch.prompt}")
 
     async def _launch(self, launch: Launch) -> _Ended | None:
@@ -268,7 +272,7 @@ class StepRun:
         """``message`` as events, each emitted (a turn's end with the step and the live workers); the answer and
         the context follow them. Returns the events as the handoff loop reads them."""
         state = self.state
-        events = [state.workers.annotate(raw) for raw in normalize(message)]
+        events = [state.workers.annotate(raw) for raw in normalize(message) if not self._superseded(raw)]
         for event in events:
             if event.kind == "turn":
                 event = self._turn_ended(event)
@@ -276,6 +280,11 @@ class StepRun:
                 state.collect(event)
             state.emit(event)
         return events
+
+    def _superseded(self, event: Event) -> bool:
+        """Is ``event`` the harness's notice that a worker flower recovered had stopped?"""
+        payload = event.payload
+        return event.kind == "task" and payload.get("status") == "stopped" and payload.get("task_id") in self._recovered
 
     def _turn_ended(self, event: Event) -> Event:
         """A main-thread turn has ended: its text is the answer so far; the event, as shown, names the step and
