@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,9 +24,23 @@ from typing import Any
 
 import pytest
 
-from flower_cli import COORDINATOR_RULES, JUDGE_RULES, Brief
+from flower_cli import COORDINATOR_RULES, JUDGE_RULES, AgentSpec, Brief, HandoffPolicy, Runtime
 from flower_cli.runtime import worker_ledger
-from harness import ScriptedServer, Text, Turn, bash, dispatch, keyed, when_main, when_notified, when_system
+from harness import (
+    ScriptedServer,
+    Step,
+    Text,
+    Turn,
+    Usage,
+    bash,
+    dispatch,
+    keyed,
+    when,
+    when_main,
+    when_notified,
+    when_prompt,
+    when_system,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -268,3 +283,63 @@ def test_five_workers_killed_at_seeded_points_all_finish_once(
     errs.append(err)
     assert code == 0, err
     _assert_done(workspace, claude_env, 5, errs, recovered=set(held))
+
+
+WRITING = when(lambda r: "Your context is nearly full" in r.last_user_text, "handoff prompt")
+TAKING_OVER = "You are taking over step"
+HANDOFF_TEXT = """## Doing now
+Waiting for two workers (HANDOFF-DOING).
+
+## Decided, and why
+One worker per piece.
+
+## Dead ends
+(none yet)
+
+## Next
+Report when both pieces exist.
+
+## Scene
+piece-0.txt and piece-1.txt in the workspace.
+"""
+
+
+async def test_a_handoff_that_stops_live_workers_hands_their_results_to_the_successor(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
+    # The dispatching turn ends at 180k of a 200k window, past the point where the step waits for its workers:
+    # the step hands off with both workers held at gate 1. Their gates open only once the session is retired
+    # (its handoff is being written), so what the successor gets is flower's recovery, not the old harness's.
+    lead = when_main() & when_prompt("TWO-PIECES") & ~WRITING
+    full = Usage(input_tokens=10_000, cache_read_input_tokens=170_000)
+    claude_env.script(
+        *keyed(lead & ~when_notified(), Turn([_worker(0), _worker(1)], usage=full), Text("Waiting.", usage=full)),
+        Step(Text(HANDOFF_TEXT), WRITING),
+        Step(Text("SUCCESSOR-DONE: both pieces reported"), when_prompt(TAKING_OVER)),
+    )
+
+    def open_gates_once_retired() -> None:
+        claude_env.wait_for(lambda server: any(WRITING(r) for r in server.message_requests), timeout=SETUP_S)
+        _open(workspace, "gate1", [0, 1])
+        _open(workspace, "gate2", [0, 1])
+
+    opener = threading.Thread(target=open_gates_once_retired, daemon=True)
+    opener.start()
+    lead_spec = AgentSpec("lead", "You split work between workers.", allowed_tools=["Agent", "Bash"])
+    with Runtime(workspace, tmp_path / "runs", handoff=HandoffPolicy(window=200_000)) as rt:
+        result = await rt.run(lead_spec, "TWO-PIECES: write piece-0.txt and piece-1.txt", step_name="work")
+    opener.join(5)
+
+    assert result.ok and result.text == "SUCCESSOR-DONE: both pieces reported", (result.error, result.errors)
+    assert len(result.retired) == 1
+    for i in (0, 1):
+        assert (workspace / f"piece-{i}.txt").read_text() == f"piece-{i}\n"
+        assert (workspace / f"done-{i}.log").read_text() == "once\n"
+    assert sorted((w["description"], w["status"]) for w in result.recovered) == [
+        ("piece 0", "completed"),
+        ("piece 1", "completed"),
+    ]
+    successor = next(r for r in claude_env.message_requests if TAKING_OVER in r.first_user_text)
+    assert "<result>WORKER-0-DONE</result>" in successor.first_user_text
+    assert "<result>WORKER-1-DONE</result>" in successor.first_user_text
+    assert not claude_env.rejected, claude_env.rejected

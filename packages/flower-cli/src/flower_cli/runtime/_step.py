@@ -186,14 +186,21 @@ class StepRun:
         left unreported have been carried on (see `recover`: their notices open the prompt)."""
         store = self.launcher.store
         launch = await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
-        if not first.resume or first.fork or self.stopped:
+        if not first.resume or first.fork:
             return launch
-        recovery = await recover(self.launcher, self.state, first.resume)
+        return replace(launch, prompt=await self._with_recovered(first.resume, launch.prompt))
+
+    async def _with_recovered(self, session_id: str | None, prompt: str) -> str:
+        """``prompt``, opened by the completion notices of the workers of ``session_id`` that flower carried on
+        (see `recover`): the session a step resumes, or the one a handoff retired with its workers."""
+        if not session_id or self.stopped:
+            return prompt
+        recovery = await recover(self.launcher, self.state, session_id)
         if not recovery.recovered:
-            return launch
+            return prompt
         self.state.result.recovered.extend(recovery.recovered)
-        self._recovered = frozenset(worker["id"] for worker in recovery.recovered)
-        return replace(launch, prompt=f"{recovery.notice}\n\n{launch.prompt}")
+        self._recovered = self._recovered | {worker["id"] for worker in recovery.recovered}
+        return f"{recovery.notice}\n\n{prompt}"
 
     async def _launch(self, launch: Launch) -> _Ended | None:
         """One launch: the lease of the session it drives (a new session's id and lease; a retired one's
@@ -313,7 +320,10 @@ class StepRun:
                 result.errors.append(decision.reason)
                 return None
             if decision.hands_off:
+                retired = result.session_id
                 successor = await hand_over(self.launcher, state, handoffs, decision, self._session_store())
+                # The retired session's workers ended with its process: flower carries them on for the successor.
+                successor = await self._with_recovered(retired, successor)
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
             return self._resume_after_interrupt()
