@@ -26,6 +26,7 @@ import pytest
 
 from flower_cli import COORDINATOR_RULES, JUDGE_RULES, AgentSpec, Brief, HandoffPolicy, Runtime
 from flower_cli.runtime import worker_ledger
+from flower_workbench import Workbench
 from harness import (
     ScriptedServer,
     Step,
@@ -235,6 +236,49 @@ def test_one_worker_killed_mid_task_is_resumed_by_flower_and_no_goal_survives_th
     assert sum("until [ -e gate1-0 ]" in json.dumps(r.json) for r in worker_requests[-1:]) == 1, (
         "the resumed worker's request carries its earlier turn"
     )
+
+
+def test_a_worker_killed_in_its_worktree_is_resumed_in_that_worktree(
+    claude_env: ScriptedServer, workspace: Path, tmp_path: Path, lives: list[Life]
+) -> None:
+    for args in (["init", "-q"], ["config", "user.email", "t@example.invalid"], ["config", "user.name", "t"]):
+        subprocess.run(["git", "-C", str(workspace), *args], check=True)
+    (workspace / "README.md").write_text("main checkout\n")
+    subprocess.run(["git", "-C", str(workspace), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "init"], check=True)
+    Brief.parse(BRIEF).write(Workbench.beside(workspace).notes / "brief.md")
+    gates = tmp_path / "gates"  # outside the worktree: the test sees them wherever the worker runs
+    gates.mkdir()
+    coder = dispatch(
+        "piece 0",
+        bash(f"pwd > {gates}/pwd-first; touch {gates}/started; until [ -e {gates}/gate ]; do sleep 0.05; done"),
+        bash(f"pwd > {gates}/pwd-again; echo piece-0 > piece-0.txt && git add piece-0.txt && git commit -qm piece-0"),
+        Text("WORKER-0-DONE"),
+        prompt="PIECE-0: commit piece-0.txt",
+        subagent_type="coder",
+    )
+    claude_env.script(
+        *keyed(LEAD & ~when_notified(), Turn([coder]), *[Text("Waiting for the coder.") for _ in range(5)]),
+        *keyed(LEAD & when_notified(), *[Text("Noted.") for _ in range(5)]),
+    )
+    first = Life(workspace, "--isolate", "--no-goal")
+    lives.append(first)
+    _wait(lambda: (gates / "started").exists(), "the coder's first command runs")
+    _wait(lambda: _stored(workspace, f"until [ -e {gates}/gate ]"), "the coder's turn is in the store")
+    first.kill()
+    (gates / "gate").touch()
+
+    woke = Life(workspace, "--isolate")
+    lives.append(woke)
+    code, _, err = woke.finish()
+    assert code == 0, err
+    assert err.count("recovered worker 'piece 0': resumed") == 1, err
+    worktree = Path((gates / "pwd-first").read_text().strip())
+    assert worktree != workspace.resolve() and worktree.is_relative_to(workspace.resolve())
+    assert Path((gates / "pwd-again").read_text().strip()) == worktree, "the recovered coder works in its worktree"
+    assert (worktree / "piece-0.txt").read_text() == "piece-0\n"
+    assert not (workspace / "piece-0.txt").exists(), "nothing landed in the main checkout"
+    assert not claude_env.rejected, claude_env.rejected
 
 
 @pytest.mark.parametrize("seed", [7])
