@@ -22,15 +22,15 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
-from claude_agent_sdk import SessionKey, SessionListSubkeysKey, project_key_for_directory
+from claude_agent_sdk import SessionKey, SessionListSubkeysKey
 
 from ._events import Event
 from ._launcher import Launcher
 from ._ledger import AGENT_TOOLS, WorkerRecord, worker_key, worker_ledger
+from ._recovery_place import ensure_worktree, project_of, worker_place
 from ._spec import AgentSpec
 from ._step_state import StepState
 
@@ -77,8 +77,9 @@ def recovery_session_id(coordinator_session: str, call_id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{coordinator_session}/{call_id}"))
 
 
-async def read_ledger(launcher: Launcher, session_id: str) -> list[WorkerRecord]:
-    """The ledger of ``session_id`` as the store holds it (raw transcripts: no load-time layer in between)."""
+async def read_ledger(launcher: Launcher, session_id: str, spec: AgentSpec) -> list[WorkerRecord]:
+    """The ledger of ``session_id`` as the store holds it (raw transcripts: no load-time layer in between);
+    ``spec`` is the coordinator's (its worker types say which are isolated, and so where recoveries are stored)."""
     raw = _raw(launcher)
     project = launcher.store.project_key
     main = await raw.load(SessionKey(project_key=project, session_id=session_id)) or []
@@ -93,9 +94,9 @@ async def read_ledger(launcher: Launcher, session_id: str) -> list[WorkerRecord]
     for record in first:
         if record.state == "reported":
             continue
-        key = SessionKey(
-            project_key=_project_of(launcher, record), session_id=recovery_session_id(session_id, record.call_id)
-        )
+        recovery = recovery_session_id(session_id, record.call_id)
+        place = worker_place(launcher.workspace, spec, record, recovery)
+        key = SessionKey(project_key=project_of(project, place), session_id=recovery)
         entries = await raw.load(key)
         if entries:
             recoveries[record.call_id] = entries
@@ -104,7 +105,7 @@ async def read_ledger(launcher: Launcher, session_id: str) -> list[WorkerRecord]
 
 async def recover(launcher: Launcher, state: StepState, session_id: str) -> Recovery:
     """Carry on every worker of ``session_id`` that has not reported (see the module docstring)."""
-    pending = [r for r in await read_ledger(launcher, session_id) if r.state != "reported"]
+    pending = [r for r in await read_ledger(launcher, session_id, state.spec) if r.state != "reported"]
     if not pending:
         return Recovery([])
     notices: dict[str, str] = {}
@@ -176,15 +177,18 @@ async def _carry_on(
     if record.recovery:  # a recovery cut short: the recovery session carries on
         how, prompt, resume = began, RESUME_WORKER_PROMPT, recovery
     elif record.state == "unfinished":
-        await _copy_transcript(launcher, session_id, record, recovery)
+        await _copy_transcript(launcher, state.spec, session_id, record, recovery)
         how, prompt, resume = "resumed", RESUME_WORKER_PROMPT, recovery
     else:
         how, prompt, resume = "redispatched", record.prompt, None
     spec = worker_spec(state.spec, record)
     options = launcher.options(spec, resume=resume, fork=False, resume_at=None, session_id=recovery)
-    cwd = _worktree(launcher, record)
-    if cwd is not None:
-        options = dataclasses.replace(options, cwd=cwd)
+    place = worker_place(launcher.workspace, state.spec, record, recovery)
+    if place is not None:
+        problem = await anyio.to_thread.run_sync(ensure_worktree, launcher.workspace, place)
+        if problem:
+            return how, f"flower could not give the worker its worktree back: {problem}", False
+        options = dataclasses.replace(options, cwd=place)
     text, ok = await _run(launcher, prompt, options, state)
     return how, text, ok
 
@@ -232,7 +236,9 @@ def worker_spec(coordinator: AgentSpec, record: WorkerRecord) -> AgentSpec:
     )
 
 
-async def _copy_transcript(launcher: Launcher, session_id: str, record: WorkerRecord, recovery: str) -> None:
+async def _copy_transcript(
+    launcher: Launcher, spec: AgentSpec, session_id: str, record: WorkerRecord, recovery: str
+) -> None:
     """The worker's stored turns, as a session of its own (``recovery``) that the harness can resume."""
     assert record.agent_id is not None
     raw = _raw(launcher)
@@ -240,7 +246,8 @@ async def _copy_transcript(launcher: Launcher, session_id: str, record: WorkerRe
         project_key=launcher.store.project_key, session_id=session_id, subpath=worker_key(record.agent_id)
     )
     entries = await raw.load(source) or []
-    target = SessionKey(project_key=_project_of(launcher, record), session_id=recovery)
+    place = worker_place(launcher.workspace, spec, record, recovery)
+    target = SessionKey(project_key=project_of(launcher.store.project_key, place), session_id=recovery)
     await raw.append(target, as_session(entries, recovery))
 
 
@@ -258,22 +265,6 @@ def as_session(entries: Sequence[Any], session_id: str) -> list[dict[str, Any]]:
             copy["isSidechain"] = False
         out.append(copy)
     return out
-
-
-def _worktree(launcher: Launcher, record: WorkerRecord) -> Path | None:
-    """The worktree the worker worked in, when it had its own and it is still there (None: the workspace)."""
-    if not record.cwd:
-        return None
-    where = Path(record.cwd)
-    if not where.is_dir() or where.resolve() == launcher.workspace.resolve():
-        return None
-    return where
-
-
-def _project_of(launcher: Launcher, record: WorkerRecord) -> str:
-    """The project key the recovery session is stored under: the harness keys a session by its cwd."""
-    where = _worktree(launcher, record)
-    return project_key_for_directory(str(where)) if where is not None else launcher.store.project_key
 
 
 def _raw(launcher: Launcher) -> Any:
