@@ -83,12 +83,19 @@ async def read_ledger(launcher: Launcher, session_id: str, spec: AgentSpec) -> l
     raw = _raw(launcher)
     project = launcher.store.project_key
     main = await raw.load(SessionKey(project_key=project, session_id=session_id)) or []
+    # The coordinator's transcript alone says which workers reported: only the others' transcripts are read (a
+    # resume of a session whose workers all reported, or that had none, reads nothing more).
+    told = worker_ledger(main, {})
+    if all(r.state == "reported" for r in told):
+        return told
+    done = {r.agent_id for r in told if r.state == "reported"}
     workers: dict[str, list[Any]] = {}
     subkeys = await raw.list_subkeys(SessionListSubkeysKey(project_key=project, session_id=session_id))
     for subpath in subkeys:
-        if subpath.startswith("subagents/agent-"):
+        agent_id = subpath.removeprefix("subagents/agent-")
+        if subpath.startswith("subagents/agent-") and agent_id not in done:
             key = SessionKey(project_key=project, session_id=session_id, subpath=subpath)
-            workers[subpath.removeprefix("subagents/agent-")] = await raw.load(key) or []
+            workers[agent_id] = await raw.load(key) or []
     first = worker_ledger(main, workers)
     recoveries: dict[str, list[Any]] = {}
     for record in first:
