@@ -97,6 +97,7 @@ class StepRun:
         # The task ids of the workers flower recovered: the harness's own "didn't finish" notice of them, which it
         # sends on resume, is superseded by their delivered results and is not shown.
         self._recovered: frozenset[str] = frozenset()
+        self._recovering: anyio.CancelScope | None = None  # the recovery of workers in progress, if any
 
     @property
     def stopped(self) -> bool:
@@ -105,6 +106,8 @@ class StepRun:
     async def stop(self, reason: str) -> None:
         """End the step now (see `Runtime.stop`); returns once its live launch, if any, has ended."""
         self.stop_reason = reason or "stopped"
+        if self._recovering is not None:
+            self._recovering.cancel()
         live = self._live
         if live is None:  # between launches: the step ends before the next one starts
             return
@@ -195,10 +198,26 @@ class StepRun:
         (see `recover`): the session a step resumes, or the one a handoff retired with its workers."""
         if not session_id or self.stopped:
             return prompt
-        recovery = await recover(self.launcher, self.state, session_id)
-        if not recovery.recovered:
+        state = self.state
+        # `stop` cancels a recovery in progress (its workers' Claude Code processes are closed with it).
+        self._recovering = anyio.CancelScope()
+        recovery = None
+        try:
+            with self._recovering:
+                recovery = await recover(self.launcher, state, session_id)
+        except Exception as exc:  # noqa: BLE001 - a recovery that cannot run must not fail the step it serves
+            said = f"could not recover the workers of session {session_id}: {type(exc).__name__}: {exc}"
+            state.result.errors.append(said)
+            state.emit(Event("notice", said, payload={"step": state.result.step}))
             return prompt
-        self.state.result.recovered.extend(recovery.recovered)
+        finally:
+            self._recovering = None
+        if recovery is None or not recovery.recovered:  # stopped while recovering, or nothing to recover
+            return prompt
+        state.result.recovered.extend(recovery.recovered)
+        state.result.errors.extend(
+            f"recovered worker {w['description']!r} failed" for w in recovery.recovered if w["status"] != "completed"
+        )
         self._recovered = self._recovered | {worker["id"] for worker in recovery.recovered}
         return f"{recovery.notice}\n\n{prompt}"
 
