@@ -139,6 +139,8 @@ def step_events(step: StepReport) -> str:
         said.append(_plural(step.resumes, "resume"))
     if step.handoffs:
         said.append(_plural(step.handoffs, "handoff"))
+    if step.recovered:
+        said.append(_plural(step.recovered, "recovered worker"))
     if step.spilled:
         said.append(f"{human(step.spilled_kept_out)} kept out")  # by spills: what the wide table's "kept out" says
     if step.api_errors:
@@ -298,6 +300,8 @@ def _summary(report: RunReport) -> list[str]:
         parts.append(
             f"budget ${budget['spent_usd']:.4f} of ${budget['limit_usd']:.4f} ({percent(budget['share'])}){stopped}"
         )
+    if totals["recovered"]:
+        parts.append(f"recovered workers {totals['recovered']}")
     return parts
 
 
@@ -344,7 +348,9 @@ def _render_wide(report: RunReport) -> str:
             f" · workers {totals['worker_turns']} turns / {totals['worker_tool_calls']} tool calls ({percent(totals['worker_share'])} of the characters)"
             f" · cache hit {percent(totals['cache_hit_ratio'])} · peak context {human(totals['context_peak'])}"
             f" · spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} chars kept out, read back {totals['spill_reads']}x)"
-            f" · retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"
+            f" · retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']}"
+            + (f", recovered workers {totals['recovered']}" if totals["recovered"] else "")
+            + f" · cost ${totals['cost_usd']:.4f}"
         ),
     ]
     if report.steps:

@@ -23,9 +23,8 @@ Where the next concerns go (see the room's docstring):
 
 - a usage-limit wait (built: ``_limit_wait``): a limit seen in the stream (`_follow`) ends the launch; between
   launches (`_after_limit`) the step waits until it lifts and launches the same session again, or ends recorded;
-- worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
-  it continues; the workers that session left running died with the last process, and their transcripts are in
-  the store, so the first prompt can say which to re-dispatch;
+- worker recovery after a crash (built: `_recovery`): at step start and resume (`_first_launch`), where the step
+  knows which session it continues; the workers that session left unreported are carried on before its launch;
 - publishing events for other processes: every event of a step goes through `StepState.emit` to the caller's
   `EventSink`; a publisher is one more sink (the Runtime's ``run(on_event=...)``), never a change here.
 """
@@ -52,6 +51,7 @@ from ._limit_wait import LimitWait, LimitWatch, held_prompt
 from ._limits_seen import remember_limit
 from ._paid import PaidLedger
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
+from ._recovery import recover
 from ._result import StepResult
 from ._session_lease import StepLease, taken_over
 from ._signals import Interrupt
@@ -108,6 +108,10 @@ class StepRun:
         )
         self._limit: UsageLimit | None = None  # the limit that ended the live launch
         self._limits = LimitWatch(self._limit_notice, said=record.limit_warnings)
+        # The task ids of the workers flower recovered: the harness's own "didn't finish" notice of them, which it
+        # sends on resume, is superseded by their delivered results and is not shown.
+        self._recovered: frozenset[str] = frozenset()
+        self._recovering: anyio.CancelScope | None = None  # the recovery of workers in progress, if any
 
     @property
     def stopped(self) -> bool:
@@ -116,6 +120,8 @@ class StepRun:
     async def stop(self, reason: str) -> None:
         """End the step now (see `Runtime.stop`); returns once its live launch, if any, has ended."""
         self.stop_reason = reason or "stopped"
+        if self._recovering is not None:
+            self._recovering.cancel()
         live = self._live
         if live is None:  # between launches: the step ends before the next one starts
             return
@@ -197,9 +203,41 @@ class StepRun:
             result.errors.append(self.stop_reason)
 
     async def _first_launch(self, first: Launch) -> Launch:
-        """The step's first launch, once the session it continues has room (see `make_room`)."""
+        """The step's first launch, once the session it continues has room (see `make_room`) and the workers it
+        left unreported have been carried on (see `recover`: their notices open the prompt)."""
         store = self.launcher.store
-        return await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        launch = await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        if not first.resume or first.fork:
+            return launch
+        return replace(launch, prompt=await self._with_recovered(first.resume, launch.prompt))
+
+    async def _with_recovered(self, session_id: str | None, prompt: str) -> str:
+        """``prompt``, opened by the completion notices of the workers of ``session_id`` that flower carried on
+        (see `recover`): the session a step resumes, or the one a handoff retired with its workers."""
+        if not session_id or self.stopped:
+            return prompt
+        state = self.state
+        # `stop` cancels a recovery in progress (its workers' Claude Code processes are closed with it).
+        self._recovering = anyio.CancelScope()
+        recovery = None
+        try:
+            with self._recovering:
+                recovery = await recover(self.launcher, state, session_id)
+        except Exception as exc:  # noqa: BLE001 - a recovery that cannot run must not fail the step it serves
+            said = f"could not recover the workers of session {session_id}: {type(exc).__name__}: {exc}"
+            state.result.errors.append(said)
+            state.emit(Event("notice", said, payload={"step": state.result.step}))
+            return prompt
+        finally:
+            self._recovering = None
+        if recovery is None or not recovery.recovered:  # stopped while recovering, or nothing to recover
+            return prompt
+        state.result.recovered.extend(recovery.recovered)
+        state.result.errors.extend(
+            f"recovered worker {w['description']!r} failed" for w in recovery.recovered if w["status"] != "completed"
+        )
+        self._recovered = self._recovered | {worker["id"] for worker in recovery.recovered}
+        return f"{recovery.notice}\n\n{prompt}"
 
     async def _launch(self, launch: Launch) -> _Ended | None:
         """One launch: the lease of the session it drives (a new session's id and lease; a retired one's
@@ -290,7 +328,7 @@ class StepRun:
         """``message`` as events, each emitted (a turn's end with the step and the live workers); the answer and
         the context follow them. Returns the events as the handoff loop reads them."""
         state = self.state
-        events = [state.workers.annotate(raw) for raw in normalize(message)]
+        events = [state.workers.annotate(raw) for raw in normalize(message) if not self._superseded(raw)]
         for event in events:
             if event.kind == "turn":
                 event = self._turn_ended(event)
@@ -298,6 +336,11 @@ class StepRun:
                 state.collect(event)
             state.emit(event)
         return events
+
+    def _superseded(self, event: Event) -> bool:
+        """Is ``event`` the harness's notice that a worker flower recovered had stopped?"""
+        payload = event.payload
+        return event.kind == "task" and payload.get("status") == "stopped" and payload.get("task_id") in self._recovered
 
     def _turn_ended(self, event: Event) -> Event:
         """A main-thread turn has ended: its text is the answer so far; the event, as shown, names the step and
@@ -330,7 +373,10 @@ class StepRun:
             if decision.hands_off:
                 if self._budget_spent():  # the handoff-writing round and the successor would both cost
                     return None
+                retired = result.session_id
                 successor = await hand_over(self.launcher, state, handoffs, decision, self._session_store())
+                # The retired session's workers ended with its process: flower carries them on for the successor.
+                successor = await self._with_recovered(retired, successor)
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
             return None if self._budget_spent() else self._resume_after_interrupt()

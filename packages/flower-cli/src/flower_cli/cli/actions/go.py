@@ -34,6 +34,7 @@ from ...workflow import WorkflowError
 from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials, interactive
+from .go_settings import keep_settings, kept_settings
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
@@ -122,6 +123,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     view, sink = make_view(g)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
+    opts = kept_settings(g, opts, view)
     if _already_achieved(g, opts, view, sink):
         return  # before the credential check: nothing is sent, nothing is paid
     ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
@@ -143,6 +145,8 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     workflow = build_go_flow(settings, channel=channel, workbench=workbench)
 
     runtime = open_runtime(g, workbench=workbench, trim=opts.trim, handoff=handoff, budget=budget)
+    if not opts.clarify_only:
+        keep_settings(g, opts)
     if state.waking:
         _say_waking(g, view, runtime, state, ask if amended else None)
     if budget is not None and (state.waking or budget.spent_usd):
