@@ -555,6 +555,10 @@ def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctr
     assert "interrupted; the step 'work' is recorded" in term.screen
     [row] = [r for r in rows(workspace) if r["step"] == "work"]
     assert row["ok"] is False and row["error"] == "interrupted-by-human" and row["interrupts"] == 1
+    said = " ".join(term.screen.split())
+    assert f"(session {row['session_id']}); to continue: run `flower` again in this workspace" in said, (
+        "Ctrl-C's line names the session and the command that goes on, as SIGTERM's does"
+    )
     lineage = json.loads((workspace / "runs" / "lineage.json").read_text())
     assert lineage["steps"]["work"] == row["session_id"]
 
@@ -578,6 +582,7 @@ def test_ctrl_c_in_a_pipe_exits_130_at_once(claude_env: ScriptedServer, workspac
     assert "Traceback" not in err and "interrupted; the step 'work' is recorded" in err
     [row] = rows(workspace)
     assert row["step"] == "work" and row["error"] == "interrupted-by-human"
+    assert f"(session {row['session_id']}); to continue: run `flower` again" in " ".join(err.split())
 
 
 # --- waking after the goal was achieved (issue 21) ---------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["NoHandoffOption", "WindowOption"]
+__all__ = ["ModelOption", "NoHandoffOption", "WindowOption"]
 
 # ``go``, ``once`` and ``run``: when a session hands off to a fresh one (actions/handoff.py reads them).
 WindowOption = Annotated[
@@ -29,5 +29,14 @@ NoHandoffOption = Annotated[
     bool,
     typer.Option(
         "--no-handoff", help="Let the harness compact the context itself instead of handing off to a fresh session."
+    ),
+]
+# ``go``, ``once`` and ``run``: the model of this run (``_model.py`` hands it to Claude Code).
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help="The model for this run, e.g. claude-sonnet-4-5 [default: ANTHROPIC_MODEL, else Claude Code's own].",
     ),
 ]

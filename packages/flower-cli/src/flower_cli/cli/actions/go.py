@@ -34,7 +34,7 @@ from .credentials import ensure_credentials, interactive
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
-from .rescue import rescued, run_rescued
+from .rescue import interrupted_line, rescued, run_rescued
 from .stdin_prompt import STDIN, prompt_from
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     start = _where_to_start(g, opts, view, workbench.notes)
     if start is None:
         return
+    _ensure(workbench)  # only now: a run refused for want of a request leaves the directory as it was
     ask, state = start
     paths = NotesPaths.of(workbench.notes)
     channel = HumanChannel(max_asks=opts.asks, timeout_s=opts.timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
@@ -142,26 +143,33 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     driver = GoDriver(
         runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
     )
-    with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
+    again = "run `flower` again in this workspace (it picks the run up)"
+    with rescued(runtime, recorded="the step is", again=again):
         try:
             outcome = run_rescued(runtime, lambda: driver.run(workflow))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
         if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
-            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
+            raise Exit(ExitCode.INTERRUPTED, interrupted_line(runtime, recorded=f"the step {last!r} is", again=again))
         _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
 
 
 def _workbench(g: GlobalOptions, opts: GoSettings) -> flower_workbench.Workbench:
-    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git)."""
+    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git);
+    not created yet (`_ensure` does that once the run is sure to start)."""
     if opts.isolate:
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
         problem = isolation_problem(probe, g.workspace)
         if problem:
             raise Exit(ExitCode.CONFIG, f"--isolate: {problem.replace(repr('coder') + ' ', '')}")
+    return go_workbench(g.workspace, isolate=opts.isolate, create=False)
+
+
+def _ensure(workbench: flower_workbench.Workbench) -> None:
+    """Create the workbench's folders; a workspace that cannot hold them is a one-line configuration error."""
     try:
-        return go_workbench(g.workspace, isolate=opts.isolate)
+        workbench.ensure()
     except OSError as exc:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workbench", elsewhere="point -w elsewhere")) from exc
 
