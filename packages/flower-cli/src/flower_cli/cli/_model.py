@@ -23,7 +23,5 @@ def use_model(model: str | None) -> None:
         return
     name = model.strip()
     if not name or any(c.isspace() for c in name):
-        raise Exit(
-            ExitCode.USAGE, f"--model takes one model name, e.g. --model claude-sonnet-4-5, not {model!r}"
-        )
+        raise Exit(ExitCode.USAGE, f"--model takes one model name, e.g. --model claude-sonnet-4-5, not {model!r}")
     os.environ[MODEL_VARIABLE] = name

@@ -198,11 +198,14 @@ class Renderer:
             if p.get("is_error"):
                 self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
             else:
-                self.line(f"  + done: {counted(int(p.get('num_turns') or 0), 'turn')} · ${cost:.4f} · {elapsed}", "green")
+                self.line(
+                    f"  + done: {counted(int(p.get('num_turns') or 0), 'turn')} · ${cost:.4f} · {elapsed}", "green"
+                )
         elif kind == "error":
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
-            self.line(f"  ~ {event.text}", "yellow")
+            if not _first_and_final(p):
+                self.line(f"  ~ {event.text}", "yellow")
         elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1:
             # Said once, as a line (a pipe sees it too); later attempts only move the heartbeat.
             why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
@@ -331,11 +334,7 @@ class Renderer:
                 self.line(f"     {i}) {option}", "" if state == "asked" else "dim")
         if state == "asked":
             remaining = p.get("remaining")
-            left = (
-                f" · {counted(remaining, 'question')} left"
-                if isinstance(remaining, int) and remaining >= 0
-                else ""
-            )
+            left = f" · {counted(remaining, 'question')} left" if isinstance(remaining, int) and remaining >= 0 else ""
             pick = "a number or your answer" if p.get("options") else "your answer"
             self.line(f"     (type {pick}, then Enter; an empty line skips{left})", "dim")
         elif state == "answered":
@@ -387,3 +386,9 @@ class Renderer:
         text = sanitize(" · ".join(parts))
         self.stream.write("\n" + self._screen.paint(text, "yellow" if refused or self.degraded else "dim") + "\n")
         self.stream.flush()
+
+
+def _first_and_final(p: dict[str, Any]) -> bool:
+    """A first attempt that failed for good (a refused credential, an unknown model): nothing was retried,
+    and the step's own failure line says the error, so the retry loop's two lines would only repeat it."""
+    return p.get("error_kind") == "fatal" and p.get("attempt") == 1 and p.get("kind") in ("attempt_failed", "gave_up")

@@ -6,10 +6,10 @@ stderr but the closing error line when something is wrong.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
-import errno
 import shlex
 import stat
 import tempfile

@@ -8,7 +8,7 @@ from ..._shared.exits import Exit, ExitCode
 from ...runtime import AgentSpec
 from .closing import finish
 from .credentials import ensure_credentials
-from .exit_codes import exit_code_for
+from .exit_codes import exit_code_for, failure_reason
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
@@ -66,4 +66,4 @@ def run_once(
         finish(opts, view, sink, runtime, result)
         code = exit_code_for(result)
         if code != ExitCode.DONE:
-            raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
+            raise Exit(code, f"the step did not finish: {failure_reason(result)}")

@@ -67,7 +67,9 @@ def list_sessions(opts: GlobalOptions, *, every_path: bool = False) -> None:
     """
     store, project = _open(opts)
     try:
-        listed = [(item, None) for item in anyio.run(store.list_sessions, project)]
+        listed: list[tuple[dict[str, Any], str | None]] = [
+            (item, None) for item in anyio.run(store.list_sessions, project)
+        ]
         # Other paths are looked up only when they are asked for or when this one has nothing (a shared
         # store may hold many projects, and each costs a listing and a transcript read).
         others = elsewhere(store, project) if every_path or not listed else []
