@@ -23,7 +23,7 @@ from ._root_app import app
 
 # Importing a command's module adds the command to `app`: this order is the order `flower --help` lists them in.
 # isort: off
-from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
+from .commands import go, once, run, setup, doctor, analyze, version, sessions, demo  # noqa: F401 - imported to add them
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]
