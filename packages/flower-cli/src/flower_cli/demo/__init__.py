@@ -3,7 +3,7 @@
 A complete `flower go` — clarify, goal, a coordinator and its worker, a judge's "not yet" and "achieved", a
 spilled output, a process stopped mid-round and a resume from the store — played by the real `flower` and
 the real Claude Code binary against the scripted Messages API (`flower_cli.testing`) on loopback: no account,
-no network, no cost, the same story every time. `play_demo` plays it; `summary_lines` reads back what it did.
+no network, no cost, the same story every time. `play_demo` plays it (the command's summary, read back from disk, is in ``cli/actions``).
 
 Names are imported on first use (see `flower_cli._shared.lazy`).
 """
@@ -18,6 +18,5 @@ if TYPE_CHECKING:
     from ._play import DemoError as DemoError
     from ._play import DemoRun as DemoRun
     from ._play import play_demo as play_demo
-    from ._summary import summary_lines as summary_lines
 
 __all__ = lazy_surface(__name__)

@@ -63,7 +63,7 @@ _GOAL_SETTER = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode A")
 _JUDGE = when_system(JUDGE_RULES.splitlines()[0]) & when_prompt("Mode B")
 
 
-def _verdict(state: str, reason: str, *failed: str) -> Text:
+def _verdict(state: str, reason: str, *failed: str) -> Turn:
     items = "\n".join(f"- {f}" for f in failed) or "- none"
     return Text(f"## Verdict\n{state}\n\n## Reason\n{reason}\n\n## Failed checks\n{items}")
 

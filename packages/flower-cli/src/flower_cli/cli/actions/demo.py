@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
-from ...demo import DemoError, play_demo, summary_lines
+from ...demo import DemoError, play_demo
 from ...view import sanitize
+from .demo_summary import summary_lines
 from .output import write_stdout
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""What the demo did, read back from what it left on disk: the manifest, the lineage, the notes, the spill
+"""``flower demo``'s summary: what the demo did, read back from what it left on disk: the manifest, the lineage, the notes, the spill
 folder and the files the workers wrote. Nothing here is the script's own words: if the product did something
 else, the summary says that instead."""
 
@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._shared.words import counted
-from ..go import Goal, Verdict
-from ._play import DemoRun
+from ..._shared.words import counted
+from ...demo import DemoRun
+from ...go import Goal, Verdict
 
 __all__ = ["summary_lines"]
 
