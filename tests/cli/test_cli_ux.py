@@ -166,7 +166,16 @@ COMMAND_HELP = [
     ["version"],
     ["sessions"],
     ["sessions", "show"],
+    ["sessions", "import"],
+    ["demo"],
 ]
+
+
+def test_every_command_of_flower_cli_has_its_help_checked() -> None:
+    # flower-fleet's commands are its own (the README's claim covers them: tests/fleet checks their examples)
+    from flower_cli.cli._argv import COMMANDS
+
+    assert {c for c in COMMANDS if c != "fleet"} == {command[0] for command in COMMAND_HELP}
 
 
 def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     misnamed = misnamed_command(given)
     if misnamed is not None:  # before anything is created or paid for
-        return _leave(ExitCode.USAGE, misnamed)
+        return _leave(ExitCode.USAGE, misnamed, _asks_for_json(given))
     args = rewrite_argv(given)
     json_mode = _asks_for_json(args)
     plugged = _plug_in(args)
