@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from e2e._runs import flower as run_flower
 
 pytestmark = pytest.mark.e2e
 
@@ -20,15 +20,7 @@ MINUTE = 60.0
 
 
 def flower(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args],
-        cwd=cwd,
-        env={**os.environ, "FLOWER_NO_UPDATE": "1"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_flower(*args, cwd=cwd, env={**os.environ, "FLOWER_NO_UPDATE": "1"}, timeout=timeout)
 
 
 @pytest.mark.timeout(240)

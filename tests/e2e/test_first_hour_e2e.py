@@ -9,10 +9,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from e2e._runs import flower as run_flower
 
 from harness import ApiError, ScriptedServer, Text
 
@@ -23,14 +23,8 @@ UNKNOWN_MODEL_WORDS = "issue with the selected model"
 
 def flower(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The command as a user runs it: a fresh process, stdin not a terminal."""
-    return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args],
-        cwd=cwd,
-        env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=240,
+    return run_flower(
+        *args, cwd=cwd, env={**os.environ, "FLOWER_NO_UPDATE": "1", "FLOWER_NO_PROBE": "1", **(env or {})}
     )
 
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from e2e._runs import flower
 
 from flower_cli._shared.exits import ExitCode
 
@@ -65,18 +64,6 @@ def test_the_exit_code_table_has_every_code_the_command_uses() -> None:
     assert "143" in rows, "a run stopped by SIGTERM dies of it (143 to the shell)"
 
 
-def _flower(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flower_cli", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     "args",
     [
@@ -88,10 +75,8 @@ def _flower(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedP
     ],
     ids=lambda a: " ".join(a[1:3]),
 )
-def test_json_failures_end_stdout_with_the_error_object(
-    args: list[str], isolated_home: Path, tmp_path: Path
-) -> None:
-    done = _flower(*args, cwd=tmp_path, env={**os.environ, "FLOWER_NO_UPDATE": "1"})
+def test_json_failures_end_stdout_with_the_error_object(args: list[str], isolated_home: Path, tmp_path: Path) -> None:
+    done = flower(*args, cwd=tmp_path, env={**os.environ, "FLOWER_NO_UPDATE": "1"})
     assert done.returncode != 0, done.stderr
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert last["kind"] == "error" and last["exit"] == done.returncode and last["message"], last
@@ -102,7 +87,7 @@ def test_setup_without_a_terminal_sends_no_probe(isolated_home: Path, tmp_path: 
 
     with ScriptedServer() as api:
         env = {**os.environ, "FLOWER_NO_UPDATE": "1", "ANTHROPIC_BASE_URL": api.url}
-        done = _flower("setup", "--token", "sk-ant-test-0000000000000000", cwd=tmp_path, env=env)
+        done = flower("setup", "--token", "sk-ant-test-0000000000000000", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         assert api.requests == [], "the probe runs at setup only on a terminal"
     assert (isolated_home / ".config" / "flower" / ".env").exists()
