@@ -25,7 +25,19 @@ __all__ = ["run_demo"]
 
 def run_demo(opts: GlobalOptions, folder: Path | None) -> None:
     """Play the demo in ``folder`` (default: a new temporary folder, kept for the person to look into)."""
+    if opts.json:
+        raise Exit(
+            ExitCode.USAGE,
+            "--json does not apply to flower demo (it shows a run to a person); `flower --json go` streams a run's events",
+        )
     where = _folder(folder)
+    for given, name in (
+        (opts.workbench, "-W"),
+        (opts.trim, "-T"),
+        (opts.store is not None, "--store/FLOWER_STORE_URL"),
+    ):
+        if given:
+            _say(f"  ! {name} does not apply to flower demo: it plays in its own folder with its own settings")
     _say(f"flower demo: a scripted model on 127.0.0.1 plays every part; the real flower and Claude Code run in {where}")
     try:
         run = play_demo(where, _say)
