@@ -12,13 +12,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from ._activities import FleetActivities
 from ._config import FleetConfig
+from ._logs import history_lines
 from ._model import GoSpec, RunningStep, RunSpec, RunState
 from ._workflow import FleetRun
 
@@ -40,8 +43,6 @@ class RunNotFoundError(LookupError):
 
 
 def _running(pending: Any) -> RunningStep:
-    from temporalio.api.enums.v1 import PendingActivityState
-
     beat = pending.last_heartbeat_time.ToDatetime().isoformat() if pending.HasField("last_heartbeat_time") else ""
     state = PendingActivityState.Name(pending.state).removeprefix("PENDING_ACTIVITY_STATE_").lower()
     return RunningStep(
@@ -89,11 +90,12 @@ class Fleet:
         asks: int | None = None,
         question_timeout: float | None = 1800.0,
         goal: bool = True,
+        budget_usd: float | None = None,
     ) -> str:
         """Start a run: of ``workflow`` (``file.py:attr`` inside the run's workspace), or a go run of ``ask`` (the
         same clarify -> goal -> judged rounds as ``flower go``: ``rounds`` judged rounds in all, ``asks``
         questions at most, each waiting ``question_timeout`` seconds for `answer` (None: forever), ``goal``
-        False for no goal and no judge). Its id. Submitting an id that exists (running or ended) starts nothing
+        False for no goal and no judge; ``budget_usd``: what the whole run may spend, every step counted). Its id. Submitting an id that exists (running or ended) starts nothing
         and returns it: a retried submit is safe. Raises ValueError unless exactly one of workflow and ask is
         given."""
         if bool(workflow.strip()) == bool(ask.strip()):
@@ -109,9 +111,8 @@ class Fleet:
             heartbeat_timeout=heartbeat_timeout,
             max_attempts=max_attempts,
             go=go,
+            budget_usd=budget_usd,
         )
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
         try:
             await self.client.start_workflow(
                 FleetRun.run,
@@ -186,8 +187,6 @@ class Fleet:
 
     async def logs(self, run_id: str) -> list[str]:
         """The run's history as lines: each step's attempts, which worker took them, how they ended."""
-        from ._logs import history_lines
-
         try:
             history = await self._handle(run_id).fetch_history()
         except RPCError as exc:

@@ -23,7 +23,10 @@ from ._root_app import app
 
 # Importing a command's module adds the command to `app`: this order is the order `flower --help` lists them in.
 # isort: off
-from .commands import go, once, run, setup, doctor, analyze, version, sessions, demo  # noqa: F401 - imported to add them
+from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
+from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
+from .commands import ui  # noqa: F401 - imported to add it
+from .commands import demo  # noqa: F401 - imported to add it
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]

@@ -8,7 +8,7 @@ import typer
 
 from .._help import FlowerCommand, epilog
 from .._model import use_model
-from .._options import ModelOption, NoHandoffOption, WindowOption
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["go"]
@@ -72,6 +72,7 @@ def go(
     no_trim: Annotated[
         bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")
     ] = False,
+    budget: BudgetOption = None,
     model: ModelOption = None,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
@@ -95,5 +96,6 @@ def go(
             new=new,
             clarify_only=clarify_only,
             trim=not no_trim,
+            budget=budget,
         ),
     )

@@ -9,7 +9,7 @@ import typer
 
 from .._help import FlowerCommand, epilog
 from .._model import use_model
-from .._options import ModelOption, NoHandoffOption, WindowOption
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["PermissionMode", "once"]
@@ -56,9 +56,7 @@ def once(
             help="The SDK permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.",
         ),
     ] = PermissionMode.default,
-    budget: Annotated[
-        float | None, typer.Option("-b", "--budget", metavar="USD", help="Hard cost cap in USD for this query.")
-    ] = None,
+    budget: BudgetOption = None,
     resume: Annotated[
         str | None,
         typer.Option(

@@ -8,7 +8,7 @@ import typer
 
 from .._help import FlowerCommand, epilog
 from .._model import use_model
-from .._options import ModelOption, NoHandoffOption, WindowOption
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["run_cmd"]
@@ -26,10 +26,11 @@ def run_cmd(
     ],
     window: WindowOption = None,
     no_handoff: NoHandoffOption = False,
+    budget: BudgetOption = None,
     model: ModelOption = None,
 ) -> None:
     """Run a workflow defined in Python."""
     use_model(model)
     from ..actions.run import run_workflow  # why: it loads the Runtime and the SDK; `--help` must not
 
-    run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff)
+    run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff, budget=budget)
