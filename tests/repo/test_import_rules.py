@@ -255,7 +255,9 @@ CLI_LAYERS: dict[str, set[str]] = {
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
     # `flower ui`'s page: the web application and its run sources (this workspace's through `Control`).
     "ui": {"_shared", "control"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui"},
+    # `flower demo`'s story and its player: the scripted server plays the roles (their rules key the replies).
+    "demo": {"_shared", "roles", "testing"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui", "demo"},
     "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }

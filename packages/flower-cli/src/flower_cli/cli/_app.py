@@ -26,6 +26,7 @@ from ._root_app import app
 from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
 from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
 from .commands import ui  # noqa: F401 - imported to add it
+from .commands import demo  # noqa: F401 - imported to add it
 from .commands import sessions_upkeep  # noqa: F401 - sessions delete, prune, compact
 # isort: on
 
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     misnamed = misnamed_command(given)
     if misnamed is not None:  # before anything is created or paid for
-        return _leave(ExitCode.USAGE, misnamed)
+        return _leave(ExitCode.USAGE, misnamed, _asks_for_json(given))
     args = rewrite_argv(given)
     json_mode = _asks_for_json(args)
     plugged = _plug_in(args)

@@ -8,6 +8,7 @@ run dir and store (``store.py``); ``output.py`` makes the view its ``-v``, ``--c
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -143,13 +144,22 @@ def _limit_wait(raw: str | None) -> float | None:
 
 
 def _check_store_url(url: str) -> None:
-    """Exit 2 now for a malformed ``--store`` value, before anything runs (no connection is made).
+    """Exit 2 now for a malformed ``--store`` value or a SQLite file in a missing folder, before anything runs
+    (no connection is made, nothing is created).
 
     A well-formed URL that does not work is found when the command opens it (``actions/store.py``: exit 3).
     """
     import flower_stores  # why: a sibling library; loaded only when --store is given, not for every --help
 
     try:
-        flower_stores.check_store_url(url)
+        path = flower_stores.check_store_url(url)
     except flower_stores.StoreUrlError as exc:
         raise Exit(ExitCode.USAGE, str(exc)) from None
+    if path is not None and not path.expanduser().parent.is_dir():
+        # Like a mistyped -w: a typo in the path must not become a new tree of folders holding a new, empty store.
+        folder = path.expanduser().parent
+        raise Exit(
+            ExitCode.USAGE,
+            f"the store's folder {folder} does not exist (nothing was created): create it with "
+            f"`mkdir -p {shlex.quote(str(folder))}` or give --store a file in an existing folder",
+        )

@@ -140,6 +140,10 @@ class StepRun:
         lease, first = await self._take_lease(first, lease_epoch)  # SessionBusy
         result = state.result
         result.started_at = time.time()
+        if first.resume and not first.fork and result.session_id is None:
+            # A resume goes on in that very session: a step stopped before the harness has said so (Ctrl-C,
+            # SIGTERM while the model thinks) still names it in its row and in the line that says how to go on.
+            result.session_id = first.resume
         self.record.begin(result)
         self.interrupt.clear()
         state.handoffs = self.launcher.handoff_loop(state.spec, result.step, state.prompt, state.emit)

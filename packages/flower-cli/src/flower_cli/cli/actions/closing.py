@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import UNSTORED
 from .budget import budget_exit
-from .exit_codes import exit_code_for
+from .exit_codes import exit_code_for, failure_reason
 from .limited import continue_after
 from .output import write_stdout
 
@@ -129,7 +129,7 @@ def conclude(
         raise spent
     decisive = culprit if culprit is not None else answer
     code = exit_code_for(decisive) if decisive is not None else ExitCode.NOT_DONE
-    reason = aborted or (answer.error if answer is not None else None)
+    reason = aborted or (failure_reason(answer) if answer is not None and answer.error else None)
     if not reason:
         reason = not_passed if answer is not None and answer.ok else "no result"
     if see and "look at" not in reason:

@@ -39,7 +39,7 @@ from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
 from .publish import publishing
-from .rescue import rescued, run_rescued
+from .rescue import interrupted_line, rescued, run_rescued
 from .stdin_prompt import STDIN, prompt_from
 
 if TYPE_CHECKING:
@@ -133,6 +133,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     start = _where_to_start(g, opts, view, workbench.notes)
     if start is None:
         return
+    _ensure(workbench)  # only now: a run refused for want of a request leaves the directory as it was
     limit = opts.budget if opts.budget is not None else (kept.limit_usd if kept is not None else None)
     budget = RunBudget.kept(workbench.notes / BUDGET_FILE, limit)
     ask, state = start
@@ -153,8 +154,9 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         view.line(f"  {budget_status(budget.file())}", "dim")
     _say_who_answers(g, opts, view, from_stdin)
 
+    again = "run `flower` again in this workspace (it picks the run up)"
     with (
-        rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"),
+        rescued(runtime, recorded="the step is", again=again),
         publishing(g, runtime, sink, command="go", channel=channel) as published,
     ):
         sink = published.sink  # every event is published for `flower status/watch` and the page as well
@@ -174,19 +176,25 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         published.check_stopped(g.workspace)
         if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
-            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
+            raise Exit(ExitCode.INTERRUPTED, interrupted_line(runtime, recorded=f"the step {last!r} is", again=again))
         _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
 
 
 def _workbench(g: GlobalOptions, opts: GoSettings) -> flower_workbench.Workbench:
-    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git)."""
+    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git);
+    not created yet (`_ensure` does that once the run is sure to start)."""
     if opts.isolate:
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
         problem = isolation_problem(probe, g.workspace)
         if problem:
             raise Exit(ExitCode.CONFIG, f"--isolate: {problem.replace(repr('coder') + ' ', '')}")
+    return go_workbench(g.workspace, isolate=opts.isolate, create=False)
+
+
+def _ensure(workbench: flower_workbench.Workbench) -> None:
+    """Create the workbench's folders; a workspace that cannot hold them is a one-line configuration error."""
     try:
-        return go_workbench(g.workspace, isolate=opts.isolate)
+        workbench.ensure()
     except OSError as exc:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workbench", elsewhere="point -w elsewhere")) from exc
 

@@ -10,7 +10,7 @@ from ...runtime import AgentSpec
 from .budget import budget_exit, budget_from
 from .closing import finish
 from .credentials import ensure_credentials
-from .exit_codes import exit_code_for
+from .exit_codes import exit_code_for, failure_reason
 from .handoff import handoff_policy
 from .limited import continue_after
 from .opening import open_runtime
@@ -84,4 +84,4 @@ def run_once(
             if code != ExitCode.DONE:
                 again = f'flower -w {shlex.quote(str(runtime.workspace))} once --resume {result.session_id} "continue"'
                 tail = continue_after(result, again if result.session_id else None)
-                raise Exit(code, f"the step did not finish: {result.error or 'no result'}{tail}")
+                raise Exit(code, f"the step did not finish: {failure_reason(result)}{tail}")
