@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    from temporalio.runtime import Runtime
+
     from ._client import Fleet
     from ._model import RunState
 
@@ -23,52 +25,71 @@ __all__ = ["app"]
 
 T = TypeVar("T")
 
+# Exit codes as flower's: 1 the run did not complete, 2 a usage mistake, 3 configuration (the server).
+_NOT_DONE, _USAGE, _CONFIG = 1, 2, 3
+_RUN_ID = "20261206-101500-a1b2c3"  # the examples' run id, as `submit` makes them
+
+
+def _example(*lines: str) -> str:
+    """A command's help epilog: its example, printed as written (click's \\b: not re-wrapped)."""
+    return "\b\n" + ("Example:" if len(lines) == 1 else "Examples:") + "\n" + "\n".join(f"  {e}" for e in lines)
+
+
 app = typer.Typer(
     help=(
         "Run flower workflows on many machines, on a Temporal server (FLOWER_TEMPORAL=host:port): "
         "`flower fleet worker` on each machine, `flower fleet submit flows.py:main` from anywhere."
     ),
+    epilog=_example("flower fleet worker --store postgresql://fleet@db.example/flower", "flower fleet submit flows.py:main --shared --wait"),
     rich_markup_mode=None,
     no_args_is_help=True,
 )
-
-# Exit codes as flower's: 1 the run did not complete, 2 a usage mistake, 3 configuration (the server).
-_NOT_DONE, _USAGE, _CONFIG = 1, 2, 3
-
 
 def _fail(code: int, message: str) -> typer.Exit:
     sys.stderr.write(f"flower fleet: {message}\n")
     return typer.Exit(code)
 
 
-def _run(work: Callable[[Fleet], Awaitable[T]]) -> T:
-    """Connect (FLOWER_TEMPORAL…), run ``work``, and turn the fleet's errors into one line and an exit code."""
-    import asyncio
+def _failure(exc: BaseException) -> tuple[int, str] | None:
+    """The exit code and the one line for a failure the fleet knows (None: a bug, which keeps its traceback)."""
+    from temporalio.service import RPCError
 
-    from ._client import Fleet, RunNotFoundError
+    from ._client import RunNotFoundError
     from ._config import FleetConfigError
+    from ._transport import SERVER_TROUBLE, call_failure
 
-    async def go() -> T:
-        fleet = await Fleet.connect()
+    if isinstance(exc, FleetConfigError):
+        return _CONFIG, str(exc)
+    if isinstance(exc, RunNotFoundError):
+        return _USAGE, f"{exc}; `flower fleet status` lists the runs"
+    if isinstance(exc, RPCError):
+        address = os.environ.get("FLOWER_TEMPORAL", "").strip() or "127.0.0.1:7233"
+        return (_CONFIG if exc.status in SERVER_TROUBLE else _NOT_DONE), call_failure(address, exc)
+    return None
+
+
+def _run(work: Callable[[Fleet], Awaitable[T]], root: Path | None = None) -> T:
+    """Connect (FLOWER_TEMPORAL…), run ``work`` on a Temporal runtime of this command's own (gone before this
+    returns: see `_lifetime`), and turn the fleet's errors into one line and an exit code."""
+    from ._client import Fleet
+    from ._lifetime import run_on_own_runtime
+
+    async def go(runtime: Runtime) -> T:
+        fleet = await Fleet.connect(runtime=runtime, root=root)
         return await work(fleet)
 
     try:
-        return asyncio.run(go())
-    except FleetConfigError as exc:
-        raise _fail(_CONFIG, str(exc)) from None
-    except RunNotFoundError as exc:
-        raise _fail(_USAGE, str(exc)) from None
-
-
-def _leave(code: int) -> None:
-    """End the process now, after flushing: a short-lived Temporal client can abort in interpreter shutdown
-    (temporalio/sdk-python#300), which would turn a finished command into a crash."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+        return run_on_own_runtime(go)
+    except Exception as exc:
+        known = _failure(exc)
+        if known is None:
+            raise
+        raise _fail(*known) from None
 
 
 def _state_lines(state: RunState) -> list[str]:
+    from ._logs import one_line  # why: it imports Temporal's enums, which `flower --help` must not load
+
     head = f"{state.run_id}  {state.status}  {state.workflow}  ${state.cost_usd:.4f}"
     lines = [head]
     done = {o.step: o for o in state.done}
@@ -77,7 +98,7 @@ def _state_lines(state: RunState) -> list[str]:
     for name in state.steps:
         outcome = done.get(name)
         if outcome is not None:
-            how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {outcome.error}")
+            how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {one_line(outcome.error)}")
             line = f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}"
             if outcome.restored_from:
                 line += f"  (workspace restored from checkpoint {outcome.restored_from[:12]})"
@@ -92,8 +113,14 @@ def _state_lines(state: RunState) -> list[str]:
     if state.question:
         lines.append(f"  question: {state.question}")
     if state.error:
-        lines.append(f"  error: {state.error}")
+        lines.append(f"  error: {one_line(state.error)}")
     return lines
+
+
+def _reason(state: RunState) -> str:
+    from ._logs import one_line  # why: as in _state_lines
+
+    return one_line(state.error)
 
 
 def _as_json(state: RunState) -> str:
@@ -102,7 +129,7 @@ def _as_json(state: RunState) -> str:
     return json.dumps({**dataclasses.asdict(state), "cost_usd": state.cost_usd}, ensure_ascii=False)
 
 
-@app.command()
+@app.command(epilog=_example("flower fleet worker --store postgresql://fleet@db.example/flower --slots 2"))
 def worker(
     slots: Annotated[int, typer.Option("--slots", min=1, help="How many steps this machine runs at once.")] = 1,
     store: Annotated[
@@ -126,17 +153,13 @@ def worker(
     ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
-    import asyncio
-
-    from ._client import Fleet
-    from ._config import FleetConfigError
-
     url = store or os.environ.get("FLOWER_STORE_URL") or None
-    if url is None or not url.startswith(("postgresql://", "postgres://")):
-        raise _fail(_USAGE, "a worker needs the shared PostgreSQL store: --store postgresql://… or FLOWER_STORE_URL")
+    if url is None:
+        raise _fail(_USAGE, "a worker needs the store every worker shares: --store postgresql://… or FLOWER_STORE_URL")
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise _fail(_USAGE, f"--store {url.split(':', 1)[0]}:…: a fleet's store is PostgreSQL (postgresql://…)")
 
-    async def go() -> None:
-        fleet = await Fleet.connect(root=root)
+    async def go(fleet: Fleet) -> None:
         made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every, checkpoint_every=checkpoint_every)
         sys.stderr.write(
             f"flower fleet: worker {made.config().get('identity')} polling {fleet.config.task_queue} "
@@ -144,11 +167,7 @@ def worker(
         )
         await fleet.run_worker(made)
 
-    try:
-        asyncio.run(go())
-    except FleetConfigError as exc:
-        raise _fail(_CONFIG, str(exc)) from None
-    _leave(0)
+    _run(go, root=root)
 
 
 def _is_workflow(target: str) -> bool:
@@ -158,7 +177,12 @@ def _is_workflow(target: str) -> bool:
     return re.fullmatch(r"[\w./~-]+:[A-Za-z_]\w*", target.strip()) is not None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "flower fleet submit flows.py:main --repo git@example.com:me/project.git --wait",
+        'flower fleet submit "add a greeting to the README" --shared',
+    )
+)
 def submit(
     target: Annotated[
         str,
@@ -226,13 +250,13 @@ def submit(
     rid, state = _run(go)
     if state is None:
         print(rid)
-        _leave(0)
-    assert state is not None
+        return
     print("\n".join(_state_lines(state)))
-    _leave(0 if state.status == "completed" else _NOT_DONE)
+    if state.status != "completed":
+        raise _fail(_NOT_DONE, f"run {rid} {state.status}" + (f": {_reason(state)}" if state.error else ""))
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet status {_RUN_ID}", "flower --json fleet status"))
 def status(
     ctx: typer.Context,
     run: Annotated[str | None, typer.Argument(help="One run's id [default: every run, newest first].")] = None,
@@ -248,10 +272,9 @@ def status(
     states = _run(go)
     for state in states:
         print(_as_json(state) if as_json else "\n".join(_state_lines(state)))
-    _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f'flower fleet answer {_RUN_ID} "in French, please"'))
 def answer(
     run: Annotated[str, typer.Argument(help="The run's id.")],
     text: Annotated[str, typer.Argument(help="The answer (empty: skip the question; the agent decides).")],
@@ -262,10 +285,9 @@ def answer(
         await fleet.answer(run, text)
 
     _run(go)
-    _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet cancel {_RUN_ID}"))
 def cancel(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
     """Cancel a run: its running step stops at its next heartbeat and is recorded."""
 
@@ -273,10 +295,9 @@ def cancel(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
         await fleet.cancel(run)
 
     _run(go)
-    _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet logs {_RUN_ID}"))
 def logs(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
     """A run's history: each step's attempts, the worker of each, how each ended."""
 
@@ -284,4 +305,3 @@ def logs(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
         return await fleet.logs(run)
 
     print("\n".join(_run(go)))
-    _leave(0)
