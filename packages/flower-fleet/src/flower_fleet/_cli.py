@@ -131,6 +131,7 @@ def _as_json(state: RunState) -> str:
 
 @app.command(epilog=_example("flower fleet worker --store postgresql://fleet@db.example/flower --slots 2"))
 def worker(
+    ctx: typer.Context,
     slots: Annotated[int, typer.Option("--slots", min=1, help="How many steps this machine runs at once.")] = 1,
     store: Annotated[
         str | None,
@@ -153,7 +154,8 @@ def worker(
     ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
-    url = store or os.environ.get("FLOWER_STORE_URL") or None
+    # flower takes --store as its global option (before or after the command): it arrives in ctx.obj.
+    url = store or getattr(ctx.obj, "store", None) or os.environ.get("FLOWER_STORE_URL") or None
     if url is None:
         raise _fail(_USAGE, "a worker needs the store every worker shares: --store postgresql://… or FLOWER_STORE_URL")
     if not url.startswith(("postgresql://", "postgres://")):

@@ -18,7 +18,6 @@ from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
-from ._activities import FleetActivities
 from ._config import FleetConfig
 from ._logs import failure_reason, history_lines
 from ._model import GoSpec, RunningStep, RunSpec, RunState
@@ -225,6 +224,10 @@ class Fleet:
         shares) and workspaces under ``root`` (default: the config's fleet root); a ``--repo`` run's workspace is
         checkpointed every ``checkpoint_every`` seconds while a step runs. Run it with ``await
         worker.run()``; ``await worker.shutdown()`` stops polling and hands its running steps back."""
+        # Imported here: the activities load flower's runtime and the Agent SDK (seconds on a busy machine),
+        # which the client-only commands (status, logs, submit …) never use.
+        from ._activities import FleetActivities
+
         activities = FleetActivities(
             root=(root or self.config.root).expanduser().resolve(),
             store=store,
