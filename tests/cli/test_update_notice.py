@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from flower_cli import __version__
-from flower_cli.cli._update_source import Installed
 from flower_cli.cli._update_notice import (
     INTERVAL_S,
     UpdateCheck,
@@ -26,7 +25,7 @@ from flower_cli.cli._update_notice import (
     parse_version,
     upgrade_command,
 )
-
+from flower_cli.cli._update_source import Installed
 
 REPO = "https://example.org/flower/flower"  # the repository the installation's metadata names, in these tests
 OURS = Installed(from_index=True, repository=REPO)
@@ -108,7 +107,9 @@ def test_a_source_checkout_is_recognised() -> None:
 
 def test_asks_once_a_day_tells_once_a_day_per_version(tmp_path: Path, index: Index) -> None:
     now = [1_000_000.0]
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0)
+    check = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     check.begin(["once", "hi"])
     assert check.thread is not None
     check.thread.join(10)
@@ -118,12 +119,16 @@ def test_asks_once_a_day_tells_once_a_day_per_version(tmp_path: Path, index: Ind
     assert "-m pip install --upgrade flower-cli" in notice and "FLOWER_NO_UPDATE" in notice
 
     now[0] += 3600  # the same day: no ask, no repeat of the notice
-    again = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0)
+    again = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     again.begin(["once", "hi"])
     assert again.thread is None and again.end() is None and index.hits == 1
 
     now[0] += INTERVAL_S  # a day later: asked again, told again
-    later = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0)
+    later = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     later.begin(["run", "flows.py:main"])
     assert later.thread is not None
     later.thread.join(10)
@@ -191,7 +196,9 @@ def test_a_garbage_answer_is_silent(tmp_path: Path, index: Index) -> None:
 
 def test_a_hanging_index_is_bounded_and_never_waited_for(tmp_path: Path, index: Index) -> None:
     index.delay = 5.0
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=0, timeout=0.5)
+    check = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=0, timeout=0.5
+    )
     check.begin(["once"])
     assert check.thread is not None
     started = time.perf_counter()

@@ -29,12 +29,16 @@ def _dist_info(tmp_path: Path, *, direct_url: bool, urls: list[str]) -> metadata
     lines = ["Metadata-Version: 2.3", "Name: flower-cli", "Version: 9.0.0", *(f"Project-URL: {u}" for u in urls)]
     (info / "METADATA").write_text("\n".join(lines) + "\n")
     if direct_url:  # pip install ./packages/flower-cli, a wheel file, or git+https://…
-        (info / "direct_url.json").write_text(json.dumps({"url": "file:///src/flower/packages/flower-cli", "dir_info": {}}))
+        (info / "direct_url.json").write_text(
+            json.dumps({"url": "file:///src/flower/packages/flower-cli", "dir_info": {}})
+        )
     return metadata.PathDistribution(info)
 
 
 def test_an_installation_from_an_index_names_its_repository(tmp_path: Path) -> None:
-    dist = _dist_info(tmp_path, direct_url=False, urls=["Documentation, https://example.org/docs", f"Repository, {REPO}"])
+    dist = _dist_info(
+        tmp_path, direct_url=False, urls=["Documentation, https://example.org/docs", f"Repository, {REPO}"]
+    )
     assert installation_of(dist) == Installed(from_index=True, repository=REPO)
 
 

@@ -128,7 +128,9 @@ def test_a_run_whose_flows_py_is_missing_or_broken_fails_and_every_view_says_why
     assert "ModuleNotFoundError: No module named 'no_such_module_anywhere'" in _one_line(done)
 
     # The worker said each mistake in one line, without a traceback, and kept polling.
-    log = wait_for(lambda: (t := fleet.logs()).count("in the run's workspace") and "no_such_module" in t and t, 60, "log")
+    log = wait_for(
+        lambda: (t := fleet.logs()).count("in the run's workspace") and "no_such_module" in t and t, 60, "log"
+    )
     assert "Traceback" not in log, log
     assert sum("no file" in line for line in log.splitlines()) == 1, log
     assert all(w.poll() is None for w in fleet.workers)

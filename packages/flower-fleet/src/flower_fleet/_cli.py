@@ -40,10 +40,14 @@ app = typer.Typer(
         "Run flower workflows on many machines, on a Temporal server (FLOWER_TEMPORAL=host:port): "
         "`flower fleet worker` on each machine, `flower fleet submit flows.py:main` from anywhere."
     ),
-    epilog=_example("flower fleet worker --store postgresql://fleet@db.example/flower", "flower fleet submit flows.py:main --shared --wait"),
+    epilog=_example(
+        "flower fleet worker --store postgresql://fleet@db.example/flower",
+        "flower fleet submit flows.py:main --shared --wait",
+    ),
     rich_markup_mode=None,
     no_args_is_help=True,
 )
+
 
 def _fail(code: int, message: str) -> typer.Exit:
     sys.stderr.write(f"flower fleet: {message}\n")

@@ -48,7 +48,9 @@ def failure_reason(history: Any) -> str:
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
             return _innermost(event.workflow_execution_failed_event_attributes.failure) or reason
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-            return one_line(f"terminated: {event.workflow_execution_terminated_event_attributes.reason or 'no reason given'}")
+            return one_line(
+                f"terminated: {event.workflow_execution_terminated_event_attributes.reason or 'no reason given'}"
+            )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
             return "the run timed out"
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
@@ -95,7 +97,9 @@ def history_lines(history: Any) -> list[str]:
             # must not hide that.
             ended = _ended_state(event)
             failed = ended.get("status") == "failed"
-            lines.append(f"{when}  run failed: {one_line(str(ended.get('error') or ''))}" if failed else f"{when}  run completed")
+            lines.append(
+                f"{when}  run failed: {one_line(str(ended.get('error') or ''))}" if failed else f"{when}  run completed"
+            )
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
             lines.append(f"{when}  run failed: {_innermost(event.workflow_execution_failed_event_attributes.failure)}")
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:

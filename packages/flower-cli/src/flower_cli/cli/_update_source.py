@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-__all__ = ["Installed", "installation_of", "installed_distribution", "names_repository", "normal_repository", "quiet_variable"]
+__all__ = [
+    "Installed",
+    "installation_of",
+    "installed_distribution",
+    "names_repository",
+    "normal_repository",
+    "quiet_variable",
+]
 
 # Each turns the check off when set to anything but an explicit no; FLOWER_NO_UPDATE and CI keep their
 # documented meaning (any non-empty value).
