@@ -30,21 +30,20 @@ __all__ = [
     "quiet_variable",
 ]
 
-# Each turns the check off when set to anything but an explicit no; FLOWER_NO_UPDATE and CI keep their
-# documented meaning (any non-empty value).
-_QUIET_ANY = ("FLOWER_NO_UPDATE", "CI")
-_QUIET_TRUTHY = ("DO_NOT_TRACK", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
 _NO = frozenset({"", "0", "false", "no", "off"})
 
 
 def quiet_variable(env: Mapping[str, str]) -> str | None:
-    """The variable that turns the check off (its name), or None."""
-    for name in _QUIET_ANY:
-        if env.get(name):
-            return name
-    for name in _QUIET_TRUTHY:
-        if env.get(name, "").strip().lower() not in _NO:
-            return name
+    """The variable that turns the check off (its name), or None. FLOWER_NO_UPDATE and CI keep their documented
+    meaning (any non-empty value); the two shared switches count unless they say no (``DO_NOT_TRACK=0``)."""
+    if env.get("FLOWER_NO_UPDATE"):
+        return "FLOWER_NO_UPDATE"
+    if env.get("CI"):
+        return "CI"
+    if env.get("DO_NOT_TRACK", "").strip().lower() not in _NO:
+        return "DO_NOT_TRACK"
+    if env.get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "").strip().lower() not in _NO:
+        return "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"
     return None
 
 
