@@ -59,7 +59,7 @@ def _failure(exc: BaseException) -> tuple[int, str] | None:
     from temporalio.service import RPCError
 
     from ._client import RunNotFoundError
-    from ._config import FleetConfigError
+    from ._config import FleetConfig, FleetConfigError
     from ._transport import SERVER_TROUBLE, call_failure
 
     if isinstance(exc, FleetConfigError):
@@ -67,7 +67,7 @@ def _failure(exc: BaseException) -> tuple[int, str] | None:
     if isinstance(exc, RunNotFoundError):
         return _USAGE, f"{exc}; `flower fleet status` lists the runs"
     if isinstance(exc, RPCError):
-        address = os.environ.get("FLOWER_TEMPORAL", "").strip() or "127.0.0.1:7233"
+        address = FleetConfig.from_env().address
         return (_CONFIG if exc.status in SERVER_TROUBLE else _NOT_DONE), call_failure(address, exc)
     return None
 
