@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -72,23 +73,36 @@ def _failure(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Failed:
+    """A known failure, as plain values: an exception would keep, through its traceback's frames, the client
+    and its runtime alive past the command (see `_lifetime`)."""
+
+    code: int
+    message: str
+
+
 def _run(work: Callable[[Fleet], Awaitable[T]], root: Path | None = None) -> T:
     """Connect (FLOWER_TEMPORAL…), run ``work`` on a Temporal runtime of this command's own (gone before this
     returns: see `_lifetime`), and turn the fleet's errors into one line and an exit code."""
     from ._client import Fleet
-    from ._lifetime import run_on_own_runtime
+    from ._lifetime import forget_tracebacks, run_on_own_runtime
 
-    async def go(runtime: Runtime) -> T:
-        fleet = await Fleet.connect(runtime=runtime, root=root)
-        return await work(fleet)
+    async def go(runtime: Runtime) -> T | _Failed:
+        try:
+            fleet = await Fleet.connect(runtime=runtime, root=root)
+            return await work(fleet)
+        except Exception as exc:
+            known = _failure(exc)
+            if known is None:
+                raise
+            forget_tracebacks(exc)
+            return _Failed(*known)
 
-    try:
-        return run_on_own_runtime(go)
-    except Exception as exc:
-        known = _failure(exc)
-        if known is None:
-            raise
-        raise _fail(*known) from None
+    outcome = run_on_own_runtime(go)
+    if isinstance(outcome, _Failed):
+        raise _fail(outcome.code, outcome.message)
+    return outcome
 
 
 def _state_lines(state: RunState) -> list[str]:

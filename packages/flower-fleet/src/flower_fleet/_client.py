@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from ._config import FleetConfig
+from ._lifetime import forget_tracebacks
 from ._logs import failure_reason, history_lines
 from ._model import GoSpec, RunningStep, RunSpec, RunState
 from ._transport import is_not_found
@@ -135,8 +136,8 @@ class Fleet:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
-        except WorkflowAlreadyStartedError:
-            pass  # it ran already: idempotent
+        except WorkflowAlreadyStartedError as exc:
+            forget_tracebacks(exc)  # it ran already: idempotent (and the error must not pin the runtime)
         return run_id
 
     async def result(self, run_id: str) -> RunState:
@@ -164,7 +165,8 @@ class Fleet:
         else:
             try:
                 state = await handle.query(FleetRun.query_state, rpc_timeout=timedelta(seconds=10))
-            except (TimeoutError, RPCError, RuntimeError):
+            except (TimeoutError, RPCError, RuntimeError) as exc:
+                forget_tracebacks(exc)  # the client keeps a failed call's error: see _lifetime
                 state = None  # an ended run with no worker to answer: the status alone
         state = state or RunState(run_id=run_id)
         state.running = [_running(p) for p in described.raw_description.pending_activities]

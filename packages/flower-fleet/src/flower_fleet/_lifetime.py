@@ -20,12 +20,12 @@ import gc
 import time
 import traceback
 import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from temporalio.runtime import Runtime, TelemetryConfig
 
-__all__ = ["DROP_TIMEOUT_S", "run_on_own_runtime"]
+__all__ = ["DROP_TIMEOUT_S", "forget_tracebacks", "run_on_own_runtime"]
 
 T = TypeVar("T")
 
@@ -49,8 +49,10 @@ def run_on_own_runtime(work: Callable[[Runtime], Coroutine[Any, Any, T]]) -> T:
     try:
         return asyncio.run(work(runtime))
     except BaseException as exc:
-        # A traceback keeps the frames of the coroutine, and their locals keep the client and its runtime:
-        # clear them (the traceback still prints every line) so the runtime can go before the error is told.
+        # A traceback keeps the frames of the coroutine, and their locals keep the client and its runtime.
+        # Clearing them (the traceback still prints every line) is best effort: a comprehension's frame keeps
+        # its closure. So a caller returns its known failures as values (after `forget_tracebacks`), and only a
+        # bug arrives here.
         _clear_frames(exc)
         raise
     finally:
@@ -58,13 +60,32 @@ def run_on_own_runtime(work: Callable[[Runtime], Coroutine[Any, Any, T]]) -> T:
         _wait_until_gone(gone)
 
 
-def _clear_frames(exc: BaseException | None) -> None:
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and the errors it was raised from (or while handling), once each."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if exc.__traceback__ is not None:
-            traceback.clear_frames(exc.__traceback__)
+        yield exc
         exc = exc.__cause__ or exc.__context__
+
+
+def _clear_frames(exc: BaseException | None) -> None:
+    for error in _chain(exc):
+        if error.__traceback__ is not None:
+            traceback.clear_frames(error.__traceback__)
+
+
+def forget_tracebacks(exc: BaseException) -> None:
+    """Drop the tracebacks of ``exc`` and of the errors in its chain: for a failure told in one line.
+
+    Why it matters: the Rust client keeps the asyncio future of a failed call (and so its error) in a task
+    on the runtime, and the error's traceback reaches the frames of the call, whose ``self`` is the client:
+    a loop through Rust that the collector cannot see, which would keep the runtime alive for good.
+    """
+    for error in _chain(exc):
+        if error.__traceback__ is not None:
+            traceback.clear_frames(error.__traceback__)
+            error.__traceback__ = None
 
 
 def _wait_until_gone(gone: weakref.ref[Runtime]) -> bool:
