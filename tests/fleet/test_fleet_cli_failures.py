@@ -87,6 +87,7 @@ def test_a_worker_without_a_store_says_to_give_one(serverless: Fleet) -> None:
     assert "--store postgresql://" in _one_line(done)
 
 
+@pytest.mark.timeout(900)  # 23 processes, each importing the SDK: a loaded 2-core machine takes minutes
 def test_an_unknown_run_exits_2_with_one_line_on_every_try(fleet: Fleet) -> None:
     codes: Counter[int] = Counter()
     for _ in range(TRIES):

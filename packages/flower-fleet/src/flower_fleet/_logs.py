@@ -10,7 +10,9 @@ from temporalio.api.enums.v1 import EventType
 
 __all__ = ["failure_reason", "history_lines", "one_line"]
 
-_LONGEST = 300  # characters of a reason on one line; the full text stays in the history (temporal workflow show)
+# Characters of a reason on one line: a judge's feedback fits whole; a pasted traceback does not flood the
+# terminal (the full text stays in the history: `temporal workflow show`).
+_LONGEST = 2000
 
 
 def one_line(text: str) -> str:
