@@ -52,7 +52,14 @@ app = typer.Typer(
 
 def _fail(code: int, message: str) -> typer.Exit:
     sys.stderr.write(f"flower fleet: {message}\n")
+    _leave(code)
     return typer.Exit(code)
+
+
+def _leave(code: int) -> None:
+    """Returns, unless a command's Temporal runtime outlived it: then the process ends here (`_lifetime.leave`)."""
+    if "flower_fleet._lifetime" in sys.modules:  # loaded only by a command that connected
+        sys.modules["flower_fleet._lifetime"].leave(code)
 
 
 def _failure(exc: BaseException) -> tuple[int, str] | None:
@@ -188,6 +195,7 @@ def worker(
         await fleet.run_worker(made)
 
     _run(go, root=root)
+    _leave(0)
 
 
 def _is_workflow(target: str) -> bool:
@@ -270,10 +278,11 @@ def submit(
     rid, state = _run(go)
     if state is None:
         print(rid)
-        return
+        return _leave(0)
     print("\n".join(_state_lines(state)))
     if state.status != "completed":
         raise _fail(_NOT_DONE, f"run {rid} {state.status}" + (f": {_reason(state)}" if state.error else ""))
+    _leave(0)
 
 
 @app.command(epilog=_example(f"flower fleet status {_RUN_ID}", "flower --json fleet status"))
@@ -292,6 +301,7 @@ def status(
     states = _run(go)
     for state in states:
         print(_as_json(state) if as_json else "\n".join(_state_lines(state)))
+    _leave(0)
 
 
 @app.command(epilog=_example(f'flower fleet answer {_RUN_ID} "in French, please"'))
@@ -305,6 +315,7 @@ def answer(
         await fleet.answer(run, text)
 
     _run(go)
+    _leave(0)
 
 
 @app.command(epilog=_example(f"flower fleet cancel {_RUN_ID}"))
@@ -315,6 +326,7 @@ def cancel(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
         await fleet.cancel(run)
 
     _run(go)
+    _leave(0)
 
 
 @app.command(epilog=_example(f"flower fleet logs {_RUN_ID}"))
@@ -325,3 +337,4 @@ def logs(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
         return await fleet.logs(run)
 
     print("\n".join(_run(go)))
+    _leave(0)
