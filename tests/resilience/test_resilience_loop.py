@@ -655,3 +655,26 @@ async def test_a_failed_notification_turn_after_a_good_first_turn_is_resumed(onl
     messages = await drain(stream)
     assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["Dispatched.", "Final answer."]
     assert fake.calls[1].options.resume == S1 and stream.record.ok and len(stream.record.attempts) == 2
+
+
+async def test_cost_so_far_is_known_at_each_turn_end_before_the_run_ends(online: tuple[str, int]) -> None:
+    # A budget checked between turns reads it at each result: the failed attempt's cost, then the resumed
+    # attempt's turns as their running totals come (the restored part of the session counted once).
+    fake = FakeQuery(
+        [
+            [init(S1), *outage(S1, cost=0.02, turns=1, run_tokens=1000, total_tokens=1000)],
+            [
+                init(S1),
+                result(S1, cost=0.05, turns=1, run_tokens=1500, total_tokens=2500),
+                result(S1, cost=0.09, turns=1, run_tokens=2500, total_tokens=3500),
+            ],
+        ]
+    )
+    stream = resilient_query(prompt="p", policy=FakeTime().policy(), query_fn=fake, probe_target=online)
+    assert stream.cost_so_far == 0.0
+    seen: list[float] = []
+    async for message in stream:
+        if type(message).__name__ == "ResultMessage":
+            seen.append(stream.cost_so_far)
+    assert seen == pytest.approx([0.05, 0.09])
+    assert stream.cost_so_far == pytest.approx(stream.record.cost_usd) == pytest.approx(0.09)

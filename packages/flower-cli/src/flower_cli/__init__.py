@@ -11,6 +11,10 @@ from ._shared.lazy import lazy_surface
 from ._shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from .control import Control as Control
+    from .control import ControlError as ControlError
+    from .control import RunInfo as RunInfo
+    from .control import RunPublisher as RunPublisher
     from .go import AsideAnswer as AsideAnswer
     from .go import Brief as Brief
     from .go import Goal as Goal
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
     from .roles import judge as judge
     from .roles import oracle as oracle
     from .roles import worker as worker
+    from .runtime import BUDGET_SPENT as BUDGET_SPENT
     from .runtime import HARNESS_SCHEDULERS as HARNESS_SCHEDULERS
     from .runtime import PLUGIN_DIR as PLUGIN_DIR
     from .runtime import AgentSpec as AgentSpec
@@ -59,6 +64,7 @@ if TYPE_CHECKING:
     from .runtime import IsolationError as IsolationError
     from .runtime import Lineage as Lineage
     from .runtime import Manifest as Manifest
+    from .runtime import RunBudget as RunBudget
     from .runtime import Runtime as Runtime
     from .runtime import SessionBusy as SessionBusy
     from .runtime import StepResult as StepResult
@@ -73,6 +79,9 @@ if TYPE_CHECKING:
     from .runtime import record_overflow as record_overflow
     from .runtime import resolve_window as resolve_window
     from .runtime import whitelist_guard as whitelist_guard
+    from .ui import RunSource as RunSource
+    from .ui import SourceError as SourceError
+    from .ui import SourceOptions as SourceOptions
     from .workflow import RunContext as RunContext
     from .workflow import RunResult as RunResult
     from .workflow import Step as Step

@@ -29,7 +29,7 @@ import anyio.to_thread
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from flower_cli import Runtime, Workflow
+from flower_cli import RunBudget, Runtime, Workflow
 from flower_stores import LeaseError, LeaseOwner
 
 from ._checkpoint import CheckpointError, CheckpointRefused
@@ -138,7 +138,9 @@ class FleetActivities:
         except CheckpointError as exc:  # a remote that cannot be reached now may be reachable on the next attempt
             raise ApplicationError(f"preparing the workspace: {exc}", type="CheckpointError") from exc
 
-    def _runtime(self, spec: RunSpec, workspace: Path, attempt: int, **extra: Any) -> Runtime:
+    def _runtime(self, spec: RunSpec, workspace: Path, attempt: int, spent_usd: float = 0.0) -> Runtime:
+        # The run's budget, counting what its earlier steps cost (the workflow's state carries it from step to step).
+        budget = RunBudget(spec.budget_usd, spent_by={"earlier steps": spent_usd}) if spec.budget_usd else None
         return Runtime(
             workspace,
             run_dir(self.root, spec.run_id),
@@ -147,7 +149,7 @@ class FleetActivities:
             # lease the next attempt may take, instead of waiting out a longer lease.
             lease_ttl=spec.heartbeat_timeout,
             lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{attempt}"),
-            **extra,
+            budget=budget,
         )
 
     @contextlib.contextmanager
@@ -192,7 +194,7 @@ class FleetActivities:
         async with heartbeating(self.heartbeat_every, details):
             claim = f"step {given.step}, attempt {info.attempt} on {self.identity}"
             prepared, flow = await self._prepared(spec, claim)
-            runtime = self._runtime(spec, prepared.path, info.attempt)
+            runtime = self._runtime(spec, prepared.path, info.attempt, given.spent_usd)
             runner = FleetRunner(runtime, spec.run_id, epoch=info.attempt, restored_note=prepared.note, known=known)
 
             async def step() -> Any:
@@ -248,7 +250,7 @@ class FleetActivities:
             prepared = await self._workspace(given.spec, claim)
             # Epochs grow across the phase's activities (each pause starts a new one at attempt 1 again).
             epoch = given.resumes * given.spec.max_attempts + info.attempt
-            runtime = self._runtime(given.spec, prepared.path, epoch)
+            runtime = self._runtime(given.spec, prepared.path, epoch, given.spent_usd)
 
             async def phase() -> StepOutcome:
                 outcome = await run_phase(

@@ -6,8 +6,11 @@ imports the Temporal SDK inside its function.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ import typer
 if TYPE_CHECKING:
     from temporalio.runtime import Runtime
 
-    from ._client import Fleet
+    from ._client import Fleet  # why: it loads Temporal; flower --help loads this module
     from ._model import RunState
 
 __all__ = ["app"]
@@ -149,7 +152,6 @@ def _reason(state: RunState) -> str:
 
 
 def _as_json(state: RunState) -> str:
-    import dataclasses
 
     return json.dumps({**dataclasses.asdict(state), "cost_usd": state.cost_usd}, ensure_ascii=False)
 
@@ -200,7 +202,6 @@ def worker(
 
 def _is_workflow(target: str) -> bool:
     """``file.py:attr`` or ``module:attr`` (one word with a colon); anything else is a go ask."""
-    import re
 
     return re.fullmatch(r"[\w./~-]+:[A-Za-z_]\w*", target.strip()) is not None
 
@@ -247,10 +248,18 @@ def submit(
         ),
     ] = 1800.0,
     no_goal: Annotated[bool, typer.Option("--no-goal", help="A go run: no goal and no judge, one round.")] = False,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            metavar="USD",
+            min=0.01,
+            help="What the whole run may spend, every step counted [default: no limit].",
+        ),
+    ] = None,
 ) -> None:
     """Submit a run — of a workflow (file.py:attr) or of an ask (a go run: clarify, goal, judged rounds) — and
     print its id (with --wait, its final status)."""
-    import math
 
     if not repo and not shared:
         raise _fail(_USAGE, "say where the run's files come from: --repo URL, or --shared (one filesystem)")
@@ -272,6 +281,7 @@ def submit(
             asks=asks,
             question_timeout=None if math.isinf(timeout) else timeout,
             goal=not no_goal,
+            budget_usd=budget,
         )
         return rid, (await fleet.result(rid) if wait else None)
 

@@ -12,8 +12,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 from temporalio.worker import Worker
@@ -43,8 +45,6 @@ class RunNotFoundError(LookupError):
 
 
 def _running(pending: Any) -> RunningStep:
-    from temporalio.api.enums.v1 import PendingActivityState
-
     beat = pending.last_heartbeat_time.ToDatetime().isoformat() if pending.HasField("last_heartbeat_time") else ""
     state = PendingActivityState.Name(pending.state).removeprefix("PENDING_ACTIVITY_STATE_").lower()
     return RunningStep(
@@ -104,11 +104,12 @@ class Fleet:
         asks: int | None = None,
         question_timeout: float | None = 1800.0,
         goal: bool = True,
+        budget_usd: float | None = None,
     ) -> str:
         """Start a run: of ``workflow`` (``file.py:attr`` inside the run's workspace), or a go run of ``ask`` (the
         same clarify -> goal -> judged rounds as ``flower go``: ``rounds`` judged rounds in all, ``asks``
         questions at most, each waiting ``question_timeout`` seconds for `answer` (None: forever), ``goal``
-        False for no goal and no judge). Its id. Submitting an id that exists (running or ended) starts nothing
+        False for no goal and no judge; ``budget_usd``: what the whole run may spend, every step counted). Its id. Submitting an id that exists (running or ended) starts nothing
         and returns it: a retried submit is safe. Raises ValueError unless exactly one of workflow and ask is
         given."""
         if bool(workflow.strip()) == bool(ask.strip()):
@@ -124,9 +125,8 @@ class Fleet:
             heartbeat_timeout=heartbeat_timeout,
             max_attempts=max_attempts,
             go=go,
+            budget_usd=budget_usd,
         )
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
         try:
             await self.client.start_workflow(
                 FleetRun.run,

@@ -26,6 +26,7 @@ class RunSpec:
     # Attempts of one step's activity (a dead worker, a restart); flower's own Step.retries are inside one.
     max_attempts: int = 10
     go: GoSpec | None = None  # a go run (`flower fleet submit "ASK"`) instead of a workflow
+    budget_usd: float | None = None  # what the whole run may spend (`flower fleet submit --budget`; None: no limit)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class PhaseInput:
     timed_out: bool = False
     resumes: int = 0
     asks_used: int = 0
+    spent_usd: float = 0.0  # what the run's earlier steps cost: the phase's budget counts it
 
 
 @dataclass
@@ -82,6 +84,7 @@ class StepInput:
     step: str
     outputs: dict[str, Any] = field(default_factory=dict)  # earlier steps' outputs (ctx), as JSON values
     sessions: dict[str, str] = field(default_factory=dict)  # earlier steps' session ids (for resume_from)
+    spent_usd: float = 0.0  # what the run's earlier steps cost: the step's budget counts it
 
 
 @dataclass

@@ -57,7 +57,7 @@ class FleetRun:
             try:
                 outcome: StepOutcome = await workflow.execute_activity(
                     RUN_STEP,
-                    StepInput(spec, step.name, dict(outputs), dict(sessions)),
+                    StepInput(spec, step.name, dict(outputs), dict(sessions), spent_usd=state.cost_usd),
                     result_type=StepOutcome,
                     **_step_activity(spec, step.name),
                 )
@@ -99,7 +99,8 @@ class FleetRun:
         outputs: dict[str, object] = {}
         asks_used = 0
         for phase in state.steps[:-1]:
-            outcome = await self._phase(spec, PhaseInput(spec, phase, outputs=dict(outputs), asks_used=asks_used))
+            given = PhaseInput(spec, phase, outputs=dict(outputs), asks_used=asks_used, spent_usd=state.cost_usd)
+            outcome = await self._phase(spec, given)
             if outcome is None:
                 return state
             asks_used = outcome.asks_used
@@ -117,6 +118,7 @@ class FleetRun:
                 work_session=work_session,
                 feedback=feedback,
                 asks_used=asks_used,
+                spent_usd=state.cost_usd,
             )
             last = await self._phase(spec, given)
             if last is None:

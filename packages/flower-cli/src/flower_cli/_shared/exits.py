@@ -15,6 +15,8 @@ class ExitCode(IntEnum):
     # the workspace or run dir, a store that is not a database, a full disk)
     CONFIG = 3
     OFFLINE = 4  # the network did not come back within the offline limit
+    LIMITED = 5  # a usage limit that resets later than the wait allowed (--limit-wait); a wake continues it
+    BUDGET = 6  # the run's budget is spent (--budget / FLOWER_BUDGET); a wake with a higher one continues it
     INTERRUPTED = 130
 
 

@@ -375,6 +375,9 @@ class StepReport:
     # What each resume's load sent and trimmed, as the runtime recorded it (the manifest row's ``loads``: the
     # session, `flower_stores.LoadReport`'s numbers and its summary).
     loads: list[dict[str, Any]] = field(default_factory=list)
+    # The run's budget when the step ended (the row's ``budget``: ``limit_usd``, ``spent_usd`` — the whole run's
+    # spend then, earlier wakes included — and ``stopped``); None for a run without one.
+    budget: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -403,6 +406,22 @@ class RunReport:
         """The manifest's cost (what the steps paid, retries and handoffs included)."""
         return round(sum(s.cost_usd for s in self.steps), 6)
 
+    @property
+    def budget(self) -> dict[str, Any] | None:
+        """Spend against budget, as the last step that ended under one recorded it (``limit_usd``,
+        ``spent_usd``, ``share`` of it spent, ``stopped``: the budget stopped that step); None without one."""
+        under = [s for s in self.steps if s.budget is not None]
+        if not under:
+            return None
+        last = max(under, key=lambda s: s.ended_at).budget or {}
+        limit, spent = float(last.get("limit_usd") or 0.0), float(last.get("spent_usd") or 0.0)
+        return {
+            "limit_usd": limit,
+            "spent_usd": round(spent, 6),
+            "share": round(spent / limit, 4) if limit > 0 else 0.0,
+            "stopped": bool(last.get("stopped")),
+        }
+
     def totals(self) -> dict[str, Any]:
         mains = [s.main for s in self.sessions]
         context = sum(m.context_total for m in mains)
@@ -421,6 +440,7 @@ class RunReport:
             "spill_reads": sum(s.spill_reads for s in self.sessions),
             "spilled_kept_out": sum(s.spilled_kept_out for s in self.sessions),
             "failed_steps": sum(1 for s in self.steps if not s.ok),
+            "budget": self.budget,
         }
 
     def as_dict(self) -> dict[str, Any]:

@@ -292,6 +292,12 @@ def _summary(report: RunReport) -> list[str]:
             f" read back {totals['spill_reads']}x)"
         )
     parts.append(f"retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']}")
+    budget = totals["budget"]
+    if budget is not None:
+        stopped = " · stopped by it" if budget["stopped"] else ""
+        parts.append(
+            f"budget ${budget['spent_usd']:.4f} of ${budget['limit_usd']:.4f} ({percent(budget['share'])}){stopped}"
+        )
     return parts
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["NoHandoffOption", "WindowOption"]
+__all__ = ["BudgetOption", "NoHandoffOption", "WindowOption"]
 
 # ``go``, ``once`` and ``run``: when a session hands off to a fresh one (actions/handoff.py reads them).
 WindowOption = Annotated[
@@ -29,5 +29,19 @@ NoHandoffOption = Annotated[
     bool,
     typer.Option(
         "--no-handoff", help="Let the harness compact the context itself instead of handing off to a fresh session."
+    ),
+]
+# ``go``, ``run`` and ``once``: what the whole run may spend (actions/budget.py reads it).
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "-b",
+        "--budget",
+        metavar="USD",
+        help=(
+            "What the whole run may spend, every session counted; at 80 % one line says so, when it is spent the "
+            "turn in flight finishes and the run stops (exit 6) [default: FLOWER_BUDGET, else no limit]."
+        ),
+        show_default=False,
     ),
 ]

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._shared.budget import BUDGET_FILE
 from .._shared.files import file_lock
 from ..runtime import Lineage
 from ._brief import Brief
@@ -118,12 +119,12 @@ def _free_folder(base: Path, stamp: str) -> Path:
 
 
 def archive_for_new(notes_dir: Path | str, lineage_path: Path | str, *, now: float | None = None) -> Archived:
-    """Move the brief, the goal (under either name, see ``_LEGACY``) and ``lineage.json`` into
+    """Move the brief, the goal (under either name, see ``_LEGACY``), the budget and ``lineage.json`` into
     ``<notes>/archive/<YYYYmmdd-HHMMSS>/``. Missing files are skipped; a file that cannot be moved stays
     where it is and is reported in ``problems``. Callers re-open their `Lineage` afterwards."""
     notes = Path(notes_dir)
     lineage_file = Path(lineage_path)
-    sources = [notes / n for n in (BRIEF_NAME, _LEGACY[BRIEF_NAME], GOAL_NAME, _LEGACY[GOAL_NAME])]
+    sources = [notes / n for n in (BRIEF_NAME, _LEGACY[BRIEF_NAME], GOAL_NAME, _LEGACY[GOAL_NAME], BUDGET_FILE)]
     sources = [p for p in sources if p.is_file()]
     result = Archived()
     with file_lock(lineage_file):  # a parallel run must not write lineage.json while it moves

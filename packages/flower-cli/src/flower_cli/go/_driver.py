@@ -335,6 +335,14 @@ class GoDriver:
         """Answer a side question in its own task: the run never waits for it."""
         if self._asides is None:
             return
+        budget = getattr(self.runtime, "budget", None)  # a runtime stand-in (a test's) may have none
+        if budget is not None and budget.over:  # a spent budget starts no new session, a side one included
+            said = f"not asked: {budget.stop_reason()}"
+            if self.json_mode:
+                self.sink(Event("aside", said, payload={"question": question, "ok": False, "cost_usd": 0.0}))
+            else:
+                self.view.line(f"# aside: {said}", "red", wrap=True)
+            return
         self._asides_running += 1
         self._asides.start_soon(self._aside, question)
 
@@ -350,6 +358,9 @@ class GoDriver:
             ok, text, cost = False, f"{type(exc).__name__}: {exc}", 0.0
         finally:
             self._asides_running -= 1
+        budget = getattr(self.runtime, "budget", None)
+        if budget is not None:  # the aside's own runtime is paid from the same run budget
+            budget.charge("aside", cost)
         if self.json_mode:
             self.sink(Event("aside", text, payload={"question": question, "ok": ok, "cost_usd": cost}))
             return

@@ -32,6 +32,7 @@ class GoSettings:
     handoff: bool = True  # False: --no-handoff
     trim: bool = True  # False: --no-trim
     new: bool = False  # --new: archive the brief, the goal and the lineage first
+    budget: float | None = None  # what the whole run may spend in USD (--budget / FLOWER_BUDGET; None: as kept)
     instructions: str = ""  # added to the coordinator's rules
     amended: bool = False  # the ask was appended to an existing brief on wake: derive the goal again
 

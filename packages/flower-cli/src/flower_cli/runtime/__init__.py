@@ -9,9 +9,9 @@ what each launch is built from (``_launcher``), the manifest (``_record``) and t
 makes one `StepRun` per running step (``_step``), which owns that step's lease, its launches, the stream it
 follows and the wait for the store. Where the next concerns go:
 
-- a run-wide budget: a field of `RunPolicy` (a keyword of ``Runtime``), checked by the step between turns
-  (``StepRun._turn_ended``) and between launches (``StepRun._next_launch``); over budget, the step ends as
-  ``Runtime.stop`` ends it;
+- a run-wide budget (built: ``_budget``): `RunBudget`, a field of `RunPolicy` (``Runtime(budget=...)``), fed by
+  every step and checked by the step before its first launch, at each turn's end and between launches; spent,
+  the step ends as ``Runtime.stop`` ends it, recorded as stopped by the budget;
 - a usage-limit wait: around a launch (``StepRun._launch``): a launch that ends on a usage limit waits until it
   lifts and launches the same session again;
 - worker (subagent) recovery after a crash: at step start and resume (``StepRun._first_launch``), where the step
@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING
 from .._shared.lazy import lazy_surface
 
 if TYPE_CHECKING:
+    from ._budget import BUDGET_SPENT as BUDGET_SPENT
+    from ._budget import RunBudget as RunBudget
+    from ._budget import stopped_by_budget as stopped_by_budget
     from ._channel import Channel as Channel
     from ._events import Event as Event
     from ._events import Workers as Workers

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from flower_resilience import Resilience
 from flower_stores import LeaseOwner
 
+from ._budget import RunBudget
 from ._handoff import HandoffPolicy
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class RunPolicy:
     lease: bool
     lease_ttl: float
     lease_owner: LeaseOwner
+    budget: RunBudget | None = None  # what the whole run may spend (None: no limit)
 
     @classmethod
     def resolve(
@@ -58,9 +60,10 @@ class RunPolicy:
         lease: bool,
         lease_ttl: float,
         lease_owner: LeaseOwner | None,
+        budget: float | RunBudget | None = None,
     ) -> RunPolicy:
         """True/False for a default policy on/off, or the policy itself; the lease owner defaults to this
-        process under ``run_id``."""
+        process under ``run_id``; a budget in USD becomes a `RunBudget` of its own (not kept in a file)."""
         return cls(
             portable=portable,
             plugin_dirs=tuple(plugin_dirs),
@@ -71,4 +74,5 @@ class RunPolicy:
             lease=lease,
             lease_ttl=lease_ttl,
             lease_owner=lease_owner or LeaseOwner.this_process(run_id=run_id),
+            budget=budget if isinstance(budget, RunBudget) or budget is None else RunBudget(budget),
         )

@@ -19,7 +19,7 @@ class StepResult:
     (one more each time a background worker's notification wakes it); ``text`` is the final turn's answer.
     ``workers`` lists the background workers the step dispatched (``id`` = task id, which names their
     transcript ``subagents/agent-<id>`` in the store; ``description``; ``status``). ``loads``: what the load of
-    each resumed session sent and trimmed (see `make_room`).
+    each resumed session sent and trimmed (see `make_room`). ``budget``: the run's budget, see `RunBudget`.
     """
 
     step: str
@@ -43,6 +43,9 @@ class StepResult:
     # Each resume's load: the session and what the load-time layers changed (`flower_stores.LoadReport` as a
     # dict, with its one-line summary), so `flower analyze` can say what every resume trimmed.
     loads: list[dict[str, Any]] = field(default_factory=list)
+    # The run's budget when the step ended (`RunBudget.row`: limit and spend, and ``stopped`` when it stopped
+    # this step); None for a run without one.
+    budget: dict[str, Any] | None = None
 
     @property
     def duration_s(self) -> float:

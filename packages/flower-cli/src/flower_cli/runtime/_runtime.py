@@ -20,6 +20,7 @@ from flower_resilience import Resilience
 from flower_stores import EphemeralPolicy, LeaseOwner, TrimPolicy
 from flower_workbench import Workbench
 
+from ._budget import RunBudget
 from ._events import EventSink
 from ._handoff import HandoffPolicy
 from ._harness_log import HarnessLog
@@ -70,6 +71,11 @@ class Runtime:
     ``Runtime.TAKEN_OVER``. ``lease_owner`` names this process in the lease (default
     ``LeaseOwner.this_process(run_id=self.run_id)``). ``lease=False``, or a store that grants no leases
     (a bare SDK store such as ``InMemorySessionStore``), runs without one.
+    ``budget``: what the whole run may spend, in USD or as a `RunBudget` (share one between runtimes — a
+    side runtime, a kept ``notes/budget.json`` — to count them together). Every step's cost counts against it;
+    it is checked between turns and between launches: once spent, the turn in flight finishes, no new turn or
+    step starts, and the step ends with ``ok=False`` and an error starting ``BUDGET_SPENT`` (see
+    `stopped_by_budget`). A ``notice`` event says once when 80 % is spent.
 
     Making one raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
     default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -99,6 +105,7 @@ class Runtime:
         lease: bool = True,
         lease_ttl: float = DEFAULT_LEASE_TTL,
         lease_owner: LeaseOwner | None = None,
+        budget: float | RunBudget | None = None,
     ) -> None:
         """See the class docstring for what each keyword means and what making one raises."""
         self.workspace = Path(workspace).expanduser().resolve()
@@ -128,6 +135,7 @@ class Runtime:
             lease=lease,
             lease_ttl=lease_ttl,
             lease_owner=lease_owner,
+            budget=budget,
         )
         self.workbench: Workbench | None = make_workbench(workbench, self.workspace, self.run_dir)
         self.resilience: Resilience = resilience_for(self.policy.resilience, self.workbench)
@@ -216,6 +224,11 @@ class Runtime:
 
     def total_cost(self) -> float:
         return self._record.total_cost()
+
+    @property
+    def budget(self) -> RunBudget | None:
+        """The run's budget (None: no limit)."""
+        return self.policy.budget
 
     # --- control ----------------------------------------------------------------------------------
 

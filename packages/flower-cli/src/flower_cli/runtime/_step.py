@@ -13,11 +13,14 @@ A step, in order (`StepRun.run`):
    after an interrupt, or the end.
 4. **End** (`_finish`): close the result, record it, release the lease, emit the step's one ``result`` event.
 
+The run's budget (`RunPolicy.budget`, see ``_budget``) is checked before the first launch, at every turn's end
+(`_budget_at_turn_end`: the step's cost so far is the launches it absorbed plus the live stream's
+``cost_so_far``) and between launches (`_next_launch`); once it is spent the step ends as `stop` ends it
+(``stop_reason``), except that a turn which ends the harness's work ends the step as it is: its answer stands,
+and the next step does not start.
+
 Where the next concerns go (none of them is built yet; see the room's docstring):
 
-- a run-wide budget (a field of `RunPolicy`): checked between turns (`_turn_ended`: each turn's event carries its
-  cost, and ``record`` holds the finished steps') and between launches (`_next_launch`); over budget, the step
-  ends as `stop` ends it (``stop_reason``);
 - a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
   launch the same session again instead of returning the failure;
 - worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
@@ -39,6 +42,7 @@ from claude_agent_sdk import AssistantMessage, UserMessage
 from flower_resilience import ResilientQuery
 from flower_stores import LeaseLost
 
+from ._budget import stopped_by_budget
 from ._events import Event, normalize
 from ._handover import hand_over, make_room
 from ._isolation import IsolationError, isolation_problem
@@ -167,14 +171,18 @@ class StepRun:
 
     async def _launches(self, first: Launch) -> None:
         """The step's launches, one after another, until one is the last or the step is stopped."""
-        launch: Launch | None = await self._first_launch(first)
+        launch: Launch | None = None
+        if not self._budget_spent():  # a step the spent budget stops before it starts costs nothing
+            launch = await self._first_launch(first)
         while launch is not None and not self.stopped:
             ended = await self._launch(launch)
             if ended is None:  # stopped while the lease was being taken
                 break
             launch = await self._next_launch(ended)
+        result = self.state.result
+        if not self.stop_reason and not result.ok and "budget" in (result.error or "").lower():
+            self._budget_cap_hit()
         if self.stop_reason:
-            result = self.state.result
             result.ok, result.error = False, self.stop_reason
             result.errors.append(self.stop_reason)
 
@@ -245,6 +253,8 @@ class StepRun:
                     return True, False
                 last_main = _main_thread_uuid(message) or last_main
                 events = self._show(message)
+                if _ends_turn(message):
+                    self._budget_at_turn_end(stream)
                 if (
                     handoffs is not None
                     and handoffs.observe(events, live_workers=bool(workers.live))
@@ -296,10 +306,12 @@ class StepRun:
                 result.errors.append(decision.reason)
                 return None
             if decision.hands_off:
+                if self._budget_spent():  # the handoff-writing round and the successor would both cost
+                    return None
                 successor = await hand_over(self.launcher, state, handoffs, decision, self._session_store())
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
-            return self._resume_after_interrupt()
+            return None if self._budget_spent() else self._resume_after_interrupt()
         if ended.interrupted:
             result.ok, result.error = False, INTERRUPTED
         return None
@@ -330,7 +342,43 @@ class StepRun:
             names = ", ".join(repr(name) for name in workers.live_names())
             result.errors.append(f"the session ended while workers were still running: {names}")
         result.ended_at = time.time()
+        budget = self.launcher.policy.budget
+        if budget is not None:
+            budget.settle(result)
+            result.budget = {**budget.row(), "stopped": stopped_by_budget(result)}
         self.record.close(result)
+
+    def _budget_spent(self) -> bool:
+        """Is the run's budget spent? Then the step stops here (``stop_reason``), before anything more is sent."""
+        budget = self.launcher.policy.budget
+        if budget is None or self.stopped or not budget.over:
+            return bool(self.stopped)
+        self.stop_reason = budget.stop_reason()
+        return True
+
+    def _budget_cap_hit(self) -> None:
+        """The harness stopped the query at its per-query cap (``max_budget_usd``, checked after every model
+        request): when that spent the run's budget too, the step is recorded as stopped by the budget."""
+        budget = self.launcher.policy.budget
+        if budget is None:
+            return
+        budget.running(self.state.result, self.state.result.cost_usd)
+        if budget.over:
+            self.stop_reason = budget.stop_reason()
+
+    def _budget_at_turn_end(self, stream: ResilientQuery) -> None:
+        """A turn has ended: the step's cost so far goes to the run's budget; at 80 % one line says so. Once the
+        budget is spent, a harness with live workers (it would wake for another turn) is stopped; without them
+        the turn was its last, and the step ends as it is."""
+        budget = self.launcher.policy.budget
+        if budget is None:
+            return
+        state = self.state
+        budget.running(state.result, state.result.cost_usd + stream.cost_so_far)
+        if budget.first_near():
+            state.emit(Event("notice", budget.near_line(), payload={"step": state.result.step, "budget": budget.row()}))
+        if budget.over and state.workers.live and not self.stopped:
+            self.stop_reason = budget.stop_reason()
 
     async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
         """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.

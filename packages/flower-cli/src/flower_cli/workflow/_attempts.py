@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..runtime import Event, StepResult
+from ..runtime import Event, StepResult, stopped_by_budget
 from ._errors import StepAbort, WorkflowError
 from ._state import Ctx, RunContext, moved_key_hint
 from ._step import Step
@@ -55,7 +55,7 @@ async def one_step(
             ctx[step.name] = await _guarded(step, "reduce", step.reduce, result, ctx, run=run)
         else:
             ctx[step.name] = result.text
-    elif step.on_fail == "stop":
+    elif step.on_fail == "stop" or stopped_by_budget(result):  # a spent budget starts no further step
         return True
     elif step.on_fail == "skip":
         ctx[step.name] = ""  # later prompts can still read ctx[name], with no KeyError
@@ -167,6 +167,8 @@ class _StepRun:
         fresh_left = 1 if step.fresh_after_carried and self.carried else 0
         while True:
             result = await self._launch(launch)
+            if stopped_by_budget(result):  # neither a retry nor a new round: each would stop the same way
+                return result, False
             if result.ok:
                 try:
                     if step.gate is None or bool(await self._user("gate", step.gate, result, self.ctx)):

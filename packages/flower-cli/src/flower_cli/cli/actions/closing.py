@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import UNSTORED
+from .budget import budget_exit
 from .exit_codes import exit_code_for
 from .output import write_stdout
 
@@ -101,6 +102,7 @@ def conclude(
     not_passed: str = GATE_NOT_PASSED,
     culprit: StepResult | None = None,
     see: str = "",
+    again: str = "",
 ) -> None:
     """How ``go`` and ``run`` end a workflow that ran to its end: `finish` (notes, the answer, the closing line),
     then return when no step stopped it, else a one-line `Exit` naming the step and why (exit 1 unless the
@@ -110,6 +112,8 @@ def conclude(
     the ``done`` event carries it too. ``not_passed``: said when the stopped step's last attempt ran to its end
     and nothing else explains it. ``culprit``: the session whose error decides the exit code (default: the
     stopped step's result). ``see``: where to look, added unless the reason already says ("look at").
+    ``again``: the command that continues a run the budget stopped (``{budget}``: a higher budget); such a run
+    exits 6 with what was spent, on what, and that command.
     """
     failed = outcome.failed_at
     answer = outcome.answer
@@ -117,6 +121,9 @@ def conclude(
     finish(opts, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
     if failed is None:
         return
+    spent = budget_exit(runtime, again or "flower --budget {budget}")
+    if spent is not None:
+        raise spent
     decisive = culprit if culprit is not None else answer
     code = exit_code_for(decisive) if decisive is not None else ExitCode.NOT_DONE
     reason = aborted or (answer.error if answer is not None else None)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import flower_resilience
 
 from ..._shared.exits import ExitCode
-from ...runtime import UNSTORED, Runtime, StepResult
+from ...runtime import UNSTORED, Runtime, StepResult, stopped_by_budget
 
 __all__ = ["exit_code_for"]
 
 
 def exit_code_for(result: StepResult) -> ExitCode:
-    """0 done; 130 interrupted; 4 network not back in time; 3 credentials/configuration or the session taken
+    """0 done; 6 the run's budget spent; 130 interrupted; 4 network not back in time; 3 credentials/configuration or the session taken
     over by another process; else 1."""
     if result.ok:
         return ExitCode.DONE
+    if stopped_by_budget(result):
+        return ExitCode.BUDGET  # a wake with a higher --budget goes on
     if (result.error or "").startswith(Runtime.TAKEN_OVER):
         return ExitCode.CONFIG  # another process drives the session now: a person decides which one goes on
 

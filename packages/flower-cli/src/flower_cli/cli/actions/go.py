@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import flower_workbench
 
+from ..._shared.budget import BUDGET_FILE, budget_status, read_budget
 from ..._shared.exits import Exit, ExitCode
 from ...go import (
     CLARIFY,
@@ -27,13 +28,15 @@ from ...go import (
     wake_state,
 )
 from ...roles import worker
-from ...runtime import AgentSpec, Lineage, StepResult, describe_os_error, isolation_problem
+from ...runtime import AgentSpec, Lineage, RunBudget, StepResult, describe_os_error, isolation_problem
 from ...workflow import WorkflowError
+from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials, interactive
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 from .stdin_prompt import STDIN, prompt_from
 
@@ -109,6 +112,7 @@ def _read_ask(view: Renderer, waking: bool) -> str:
 
 def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     _check(opts)
+    opts = replace(opts, budget=budget_from(opts.budget))
     from_stdin = opts.ask.strip() == STDIN
     if from_stdin:  # `flower go -`: the whole of stdin is the request (a spec file piped in)
         ask, _ = prompt_from(STDIN, command="flower go", example='flower go "a CLI that converts CSV to JSON"')
@@ -122,9 +126,12 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
 
     workbench = _workbench(g, opts)
+    kept = read_budget(workbench.notes / BUDGET_FILE)  # before --new archives it: a new run keeps the limit
     start = _where_to_start(g, opts, view, workbench.notes)
     if start is None:
         return
+    limit = opts.budget if opts.budget is not None else (kept.limit_usd if kept is not None else None)
+    budget = RunBudget.kept(workbench.notes / BUDGET_FILE, limit)
     ask, state = start
     paths = NotesPaths.of(workbench.notes)
     channel = HumanChannel(max_asks=opts.asks, timeout_s=opts.timeout_s, log_path=paths.qa_log, amend_path=paths.brief)
@@ -134,19 +141,32 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     settings = replace(opts, ask=ask, amended=amended)
     workflow = build_go_flow(settings, channel=channel, workbench=workbench)
 
-    runtime = open_runtime(g, workbench=workbench, trim=opts.trim, handoff=handoff)
+    runtime = open_runtime(g, workbench=workbench, trim=opts.trim, handoff=handoff, budget=budget)
     if state.waking:
         _say_waking(g, view, runtime, state, ask if amended else None)
+    if budget is not None and (state.waking or budget.spent_usd):
+        view.line(f"  {budget_status(budget.file())}", "dim")
     _say_who_answers(g, opts, view, from_stdin)
 
-    driver = GoDriver(
-        runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
-    )
-    with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
+    with (
+        rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"),
+        publishing(g, runtime, sink, command="go", channel=channel) as published,
+    ):
+        sink = published.sink  # every event is published for `flower status/watch` and the page as well
+        driver = GoDriver(
+            runtime,
+            channel,
+            view=view,
+            sink=sink,
+            json_mode=g.json,
+            interactive=interactive(),
+            notes_dir=workbench.notes,
+        )
         try:
-            outcome = run_rescued(runtime, lambda: driver.run(workflow))
+            outcome = run_rescued(runtime, lambda: published.main(lambda: driver.run(workflow)))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
+        published.check_stopped(g.workspace)
         if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")

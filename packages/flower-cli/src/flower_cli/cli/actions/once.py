@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import AgentSpec
+from .budget import budget_exit, budget_from
 from .closing import finish
 from .credentials import ensure_credentials
 from .exit_codes import exit_code_for
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 from .session_ids import resolve_session
 from .stdin_prompt import prompt_from
@@ -38,8 +40,7 @@ def run_once(
 ) -> None:
     if fork and not resume:
         raise Exit(ExitCode.USAGE, "--fork branches off an existing session; give it one with --resume SESSION_ID.")
-    if budget is not None and budget <= 0:
-        raise Exit(ExitCode.USAGE, f"--budget must be a positive amount in USD, got {budget}.")
+    budget = budget_from(budget)
     prompt, _ = prompt_from(prompt, command="flower once", example='flower once "summarise README.md"')
     if not prompt.strip():
         raise Exit(ExitCode.USAGE, 'the prompt is empty; say what to do, e.g. flower once "summarise README.md".')
@@ -55,15 +56,28 @@ def run_once(
     spec = AgentSpec(
         "ad-hoc", instructions, allowed_tools=allowed, permission_mode=permission_mode, max_budget_usd=budget
     )
-    runtime = open_runtime(opts, handoff=handoff)
+    # The run is this one query: the run budget is also its SDK cap (checked after every model request, as -b
+    # always was), and a query the cap stops ends as a run the budget stopped (exit 6).
+    runtime = open_runtime(opts, handoff=handoff, budget=budget)
     with rescued(runtime, recorded="the step is", again='flower once --resume {session} "…"'):
         if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
             where = f"for workspace {runtime.workspace} in {store_label(opts)}"
             resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)
-        result = run_rescued(
-            runtime, lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
-        )
-        finish(opts, view, sink, runtime, result)
-        code = exit_code_for(result)
-        if code != ExitCode.DONE:
-            raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
+        with publishing(opts, runtime, sink, command="once") as published:
+            sink = published.sink  # every event is published for `flower status/watch` as well
+            result = run_rescued(
+                runtime,
+                lambda: published.main(
+                    lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
+                ),
+            )
+            published.check_stopped(opts.workspace)
+            assert result is not None  # only a stop ends main without a result, and check_stopped left then
+            finish(opts, view, sink, runtime, result)
+            again = f'flower once --resume {result.session_id} --budget {{budget}} "carry on"'
+            spent = budget_exit(runtime, again if result.session_id else "flower once --budget {budget} PROMPT")
+            if spent is not None:
+                raise spent
+            code = exit_code_for(result)
+            if code != ExitCode.DONE:
+                raise Exit(code, f"the step did not finish: {result.error or 'no result'}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, Runtime, describe_os_error, lease_ttl_from_env
+from ...runtime import HandoffPolicy, RunBudget, Runtime, describe_os_error, lease_ttl_from_env
 from .._workspace import check_workspace
 from .store import explained
 
@@ -20,12 +20,17 @@ __all__ = ["open_runtime"]
 
 
 def open_runtime(
-    opts: GlobalOptions, *, workbench: Any = None, handoff: HandoffPolicy | bool = True, trim: bool | None = None
+    opts: GlobalOptions,
+    *,
+    workbench: Any = None,
+    handoff: HandoffPolicy | bool = True,
+    trim: bool | None = None,
+    budget: float | RunBudget | None = None,
 ) -> Runtime:
     """The command's Runtime on its store (``--store``, else ``<run dir>/sessions.db``), or a one-line `Exit`
     saying what is wrong with the workspace (which must exist), the run dir (created, 0700) or the store.
 
-    ``trim`` overrides ``-T`` (``go`` trims by default).
+    ``trim`` overrides ``-T`` (``go`` trims by default). ``budget``: the run's (see `Runtime`).
 
     The run dir is tried for writing first: a read-only or full disk is found before a paid step runs,
     not when its record cannot be written at the end.
@@ -46,6 +51,7 @@ def open_runtime(
             handoff=handoff,
             store=opts.store,
             lease_ttl=lease_ttl,
+            budget=budget,
         )
     except Exception as exc:
         raise explained(exc, opts) from exc

@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
+from ...go import HumanChannel
 from ...workflow import Workflow, WorkflowError
+from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 
 if TYPE_CHECKING:
@@ -76,9 +79,17 @@ def _as_workflow(obj: Any, target: str) -> Workflow:
     )
 
 
-def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None, no_handoff: bool = False) -> None:
+def run_workflow(
+    opts: GlobalOptions,
+    target: str,
+    *,
+    window: str | None = None,
+    no_handoff: bool = False,
+    budget: float | None = None,
+) -> None:
 
     handoff = handoff_policy(window, no_handoff)
+    budget = budget_from(budget)
     try:
         workflow = _as_workflow(load_target(target), target)
     except WorkflowError as exc:
@@ -88,14 +99,24 @@ def run_workflow(opts: GlobalOptions, target: str, *, window: str | None = None,
 
     # The workflow's own workbench wins; -W gives one to a workflow that brings none.
     workbench = workflow.workbench if workflow.workbench not in (None, False) else opts.workbench
-    runtime = open_runtime(opts, workbench=workbench, handoff=handoff)
+    runtime = open_runtime(opts, workbench=workbench, handoff=handoff, budget=budget)
     with rescued(
         runtime,
         recorded="the steps so far are",
         again="run the same `flower run` again (each step continues its session)",
     ):
-        try:
-            outcome = run_rescued(runtime, lambda: workflow.run(runtime, on_event=sink))
-        except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
-            raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        conclude(opts, view, sink, runtime, outcome)
+        with publishing(opts, runtime, sink, command="run", channel=_human_channel(workflow)) as published:
+            sink = published.sink  # every event is published for `flower status/watch` as well
+            try:
+                outcome = run_rescued(runtime, lambda: published.main(lambda: workflow.run(runtime, on_event=sink)))
+            except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
+                raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+            published.check_stopped(opts.workspace)
+            assert outcome is not None  # only a stop ends main without a result, and check_stopped left then
+            conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
+
+
+def _human_channel(workflow: Workflow) -> HumanChannel | None:
+    """The workflow's human channel when it is flower's own (answers and mail can reach it from elsewhere)."""
+    channel = getattr(workflow, "channel", None)
+    return channel if isinstance(channel, HumanChannel) else None

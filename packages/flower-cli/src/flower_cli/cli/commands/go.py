@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import NoHandoffOption, WindowOption
+from .._options import BudgetOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["go"]
@@ -71,6 +71,7 @@ def go(
     no_trim: Annotated[
         bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")
     ] = False,
+    budget: BudgetOption = None,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
     # why: the go flow loads the Runtime and the SDK; `flower go --help` must not
@@ -92,5 +93,6 @@ def go(
             new=new,
             clarify_only=clarify_only,
             trim=not no_trim,
+            budget=budget,
         ),
     )

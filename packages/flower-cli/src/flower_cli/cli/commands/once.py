@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import NoHandoffOption, WindowOption
+from .._options import BudgetOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["PermissionMode", "once"]
@@ -55,9 +55,7 @@ def once(
             help="The SDK permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.",
         ),
     ] = PermissionMode.default,
-    budget: Annotated[
-        float | None, typer.Option("-b", "--budget", metavar="USD", help="Hard cost cap in USD for this query.")
-    ] = None,
+    budget: BudgetOption = None,
     resume: Annotated[
         str | None,
         typer.Option(

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import NoHandoffOption, WindowOption
+from .._options import BudgetOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["run_cmd"]
@@ -25,8 +25,9 @@ def run_cmd(
     ],
     window: WindowOption = None,
     no_handoff: NoHandoffOption = False,
+    budget: BudgetOption = None,
 ) -> None:
     """Run a workflow defined in Python."""
     from ..actions.run import run_workflow  # why: it loads the Runtime and the SDK; `--help` must not
 
-    run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff)
+    run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff, budget=budget)
