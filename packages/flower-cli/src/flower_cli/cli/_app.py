@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if plugged is not None:
         return _leave(ExitCode.USAGE, plugged, json_mode)
     try:
-        app(args=args, prog_name="flower", standalone_mode=False)
+        returned = app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
         return _leave(exc.code, exc.message, json_mode)
     except typer.Exit as exc:
@@ -67,7 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         if known is None:
             raise
         return _leave(*known, json_mode)
-    return _settled(0)
+    return _settled(_exit_code(returned))
+
+
+def _exit_code(returned: object) -> int:
+    """The code a command left with: outside standalone mode click *returns* a ``typer.Exit``'s code instead of
+    raising it, so a plugin command's ``raise typer.Exit(2)`` arrives here as 2 (ignoring it made failures exit 0).
+    Anything else a command returns is not an exit code."""
+    return returned if isinstance(returned, int) and not isinstance(returned, bool) else 0
 
 
 def _plug_in(args: list[str]) -> str | None:

@@ -54,12 +54,12 @@ if TYPE_CHECKING:
     from ._isolation import IsolatedAgentDefinition as IsolatedAgentDefinition
     from ._isolation import IsolationError as IsolationError
     from ._isolation import isolation_problem as isolation_problem
+    from ._ledger import WorkerRecord as WorkerRecord
+    from ._ledger import worker_ledger as worker_ledger
     from ._limit_wait import DEFAULT_LIMIT_WAIT as DEFAULT_LIMIT_WAIT
     from ._limit_wait import parse_wait as parse_wait
     from ._limits_seen import last_limit as last_limit
     from ._limits_seen import limits_path as limits_path
-    from ._ledger import WorkerRecord as WorkerRecord
-    from ._ledger import worker_ledger as worker_ledger
     from ._lineage import Lineage as Lineage
     from ._manifest import Manifest as Manifest
     from ._mirror import UNSTORED as UNSTORED
