@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import socket
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,23 @@ def pg_url() -> Iterator[str]:
         _no_postgres(str(exc))
     with cluster:
         yield cluster.url
+
+
+@pytest.fixture
+def pg_own_url(pg_url: str) -> Iterator[str]:
+    """A database of this test's own on the test server, dropped at the end: for a test whose commands act on a
+    whole store (``flower status`` picking the one running run, ``sessions prune``/``compact``, doctor's size)
+    while other tests — the suite runs on several workers — write runs into the shared one."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = f"own_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield urlunsplit(urlsplit(pg_url)._replace(path=f"/{name}"))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # --- Temporal (flower-fleet) ----------------------------------------------------------------------------------

@@ -100,6 +100,6 @@ def store_place(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, l
     workspace = tmp_path / f"ws-{time.time_ns()}"  # unique: its project key is unique on a shared server too
     workspace.mkdir()
     if request.param == "postgres":
-        url: str = request.getfixturevalue("pg_url")
+        url: str = request.getfixturevalue("pg_own_url")  # a database of its own: see pg_own_url
         return workspace, ["--store", url], url
     return workspace, [], f"sqlite:///{workspace / 'runs' / 'sessions.db'}"

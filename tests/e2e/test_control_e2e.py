@@ -47,7 +47,7 @@ def where(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) -> di
     elsewhere.mkdir()
     if request.param == "sqlite":
         return {"run": [], "other": ["-w", str(workspace)], "env": _env(), "cwd": elsewhere}
-    url = request.getfixturevalue("pg_url")
+    url = request.getfixturevalue("pg_own_url")  # `flower mail`/`stop` pick the one running run of the store
     home = tmp_path / "other-home"
     home.mkdir()
     other_env = _env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -281,11 +282,13 @@ async def test_another_task_keeps_running_while_a_10000_entry_session_loads(pg_s
 
 
 async def test_a_connection_killed_by_the_server_is_replaced_transparently(pg_store: MakeStore, pg_url: str) -> None:
-    store = pg_store(max_size=1)
+    # A name of this test's own: the suite runs in parallel on one server, and other tests' connections must live.
+    name = f"flower-stores-killed-{uuid.uuid4().hex[:8]}"
+    store = pg_store(max_size=1, url=f"{pg_url}{'&' if '?' in pg_url else '?'}application_name={name}")
     await store.append(KEY, _entries("a", 2))
     with psycopg.connect(pg_url, autocommit=True) as admin:
         killed = admin.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'flower-stores' AND pid <> pg_backend_pid()"
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (name,)
         ).fetchone()
     assert killed and killed[0] >= 1
     await store.append(KEY, _entries("b", 2))  # the pooled connection is dead: one retry on a fresh one
