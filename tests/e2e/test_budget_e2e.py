@@ -171,8 +171,13 @@ def test_once_with_a_budget_stops_at_it_and_says_how_to_go_on(claude_env: Script
 
 def test_once_reads_flower_budget_and_a_bad_one_is_a_usage_error(claude_env: ScriptedServer, workspace: Path) -> None:
     claude_env.script(Text("fine", usage=usage(1_000)))
-    done = flower("once", "say fine", cwd=workspace, extra_env={"FLOWER_BUDGET": "5"})
+    done = flower("--json", "once", "say fine", cwd=workspace, extra_env={"FLOWER_BUDGET": "5"})
     assert done.returncode == 0, done.stderr
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last["kind"] == "done" and last["budget"] == {
+        "limit_usd": 5.0,
+        "spent_usd": pytest.approx(last["cost_usd"], abs=1e-4),
+    }
     assert rows(workspace)[-1]["budget"] == {
         "limit_usd": 5.0,
         "spent_usd": pytest.approx(0.004, abs=0.001),
