@@ -78,6 +78,7 @@ def test_go_stops_at_the_budget_a_plain_wake_keeps_it_and_a_higher_one_goes_on(
     lines = stopped.stderr.splitlines()
     near = [line for line in lines if "budget: $0.08" in line and "(80%)" in line]
     assert len(near) == 1, stopped.stderr
+    assert any(line.startswith("  x work·judge#1 stopped: budget spent") for line in lines), stopped.stderr
     closing = lines[-1]
     assert "the run's budget is spent" in closing and "of $0.1000" in closing, closing
     assert "work $0.4" in closing and "goal $0.04" in closing and "clarify $0.04" in closing, closing
