@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 
-from flower_cli import AgentSpec, HandoffPolicy
+from flower_cli import AgentSpec, HandoffPolicy, build_options
 from flower_cli.runtime import Event
 from flower_cli.runtime._handoff import degraded
 from flower_cli.runtime._handoff._salvage import salvage, salvaged
-from flower_cli.runtime._options import MAX_BUFFER_SIZE, build_options
+from flower_cli.runtime._options import MAX_BUFFER_SIZE
 from flower_cli.view import Renderer
 
 

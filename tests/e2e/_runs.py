@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import RecordedRequest, ScriptedServer
+from harness import RecordedRequest, ScriptedServer, result_text
 
 TEST_API_KEY = "sk-ant-test-0000000000000000"
 _LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "FLOWER_", "AWS_", "GOOGLE_", "OTEL_")
@@ -79,3 +79,13 @@ def context_of(request: RecordedRequest) -> int:
     return (
         int(usage["input_tokens"]) + int(usage["cache_read_input_tokens"]) + int(usage["cache_creation_input_tokens"])
     )
+
+
+def tool_result_after(server: ScriptedServer, tool: str) -> str:
+    """The text of the tool_result answering the first call of ``tool``."""
+    ids = {block["id"] for r in server.message_requests for block in r.tool_uses() if block.get("name") == tool}
+    for request in server.message_requests:
+        for block in request.tool_results():
+            if block.get("tool_use_id") in ids:
+                return result_text(block)
+    return ""

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from flower_cli import AgentSpec, HandoffPolicy, Runtime
-from flower_cli.runtime._manifest import Manifest
+from flower_cli import AgentSpec, HandoffPolicy, Manifest, Runtime
 from flower_stores import history_chars
 from harness import RecordedRequest, ScriptedServer, Step, Text, bash, keyed, result_text, when_main, when_prompt, write
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e._runs import tool_result_after
 
 from flower_cli import CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, Brief, Goal
 from flower_cli.go._aside import ASIDE_RULES
@@ -29,7 +30,6 @@ from harness import (
     bash,
     dispatch,
     keyed,
-    result_text,
     when,
     when_main,
     when_notified,
@@ -101,16 +101,6 @@ def rows(ws: Path) -> list[dict[str, Any]]:
 
 def notes(ws: Path) -> Path:
     return ws / ".flower" / "notes"
-
-
-def tool_result_after(server: ScriptedServer, tool: str) -> str:
-    """The text of the tool_result answering the first call of ``tool``."""
-    ids = {block["id"] for r in server.message_requests for block in r.tool_uses() if block.get("name") == tool}
-    for request in server.message_requests:
-        for block in request.tool_results():
-            if block.get("tool_use_id") in ids:
-                return result_text(block)
-    return ""
 
 
 def stored(ws: Path, fragment: str) -> bool:

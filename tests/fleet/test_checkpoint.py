@@ -201,7 +201,7 @@ def test_a_superseded_attempts_pushes_are_refused_once_logged_and_change_nothing
 def test_a_claim_on_a_branch_that_moved_since_the_restore_is_refused_and_prepare_claims_again(
     remote: str, machines: tuple[Path, Path]
 ) -> None:
-    from flower_fleet._model import RunSpec
+    from flower_fleet import RunSpec
     from flower_fleet._workspace import prepare
 
     m1, m2 = machines

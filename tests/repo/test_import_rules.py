@@ -247,12 +247,16 @@ CLI_LAYERS: dict[str, set[str]] = {
     # The scripted Messages API for testing offline (and the pytest plugin): the standard library only.
     "testing": {"_shared"},
     "runtime": {"_shared"},
+    # Talk to a run from anywhere: the run log's publisher and the Control API (over flower-stores only).
+    "control": {"_shared"},
     "roles": {"_shared", "runtime"},
     "workflow": {"_shared", "runtime"},
     "view": {"_shared", "runtime"},
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze"},
-    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "cli"},
+    # `flower ui`'s page: the web application and its run sources (this workspace's through `Control`).
+    "ui": {"_shared", "control"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui"},
+    "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }
 CLI_SRC = PACKAGES / "flower-cli" / "src" / "flower_cli"
@@ -290,10 +294,11 @@ STORES_LAYERS: dict[str, set[str]] = {
     "rewrite": {"report", "entries", "glances"},  # expire, trim, prune, relink/heal, the fused rewrite
     "index": {"_shared"},  # SessionIndex and the index computed over any store
     "runs": {"_shared"},  # RunRecords
+    "events": {"_shared"},  # RunEventLog, RunInbox: what a run publishes and the messages sent to it
     "lease": {"_shared", "report", "index"},  # the lease, its backend half, the fenced view, take/hold
-    "backends": {"_shared", "lease", "runs"},  # SQLite, PostgreSQL, store URLs
+    "backends": {"_shared", "lease", "runs", "events"},  # SQLite, PostgreSQL, store URLs
     "backfill": {"_shared", "lease"},  # import_transcript: a store filled from the harness's files
-    "layers": {"_shared", "report", "rewrite", "index", "runs", "lease", "backends"},
+    "layers": {"_shared", "report", "rewrite", "index", "runs", "events", "lease", "backends"},
     "__init__": {
         "_shared",
         "report",
@@ -302,6 +307,7 @@ STORES_LAYERS: dict[str, set[str]] = {
         "rewrite",
         "index",
         "runs",
+        "events",
         "lease",
         "backends",
         "backfill",

@@ -313,7 +313,7 @@ async def test_a_postgres_schema_from_before_leases_is_migrated_by_a_writer(pg_s
     await writer.fenced(lease).append(KEY, _entries("new", 1))
     assert len(await writer.load(KEY) or []) == 4 and await reader.read_lease("-ws", SID) == lease
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute(f'SELECT value FROM "{store.schema}".store_info').fetchone() == ("3",)
+        assert conn.execute(f'SELECT value FROM "{store.schema}".store_info').fetchone() == ("4",)  # this release's
 
 
 # --- hold_lease: acquire, keep renewed, stop the work when lost, release ------------------------------------

@@ -315,8 +315,8 @@ def test_the_schema_is_created_once_with_a_version_row_even_by_racing_openers(pg
         t.join(120)
     assert errors == []
     with psycopg.connect(pg_url) as conn:
-        # Version 3: version 1's tables, the session lease's (2) and the run records' (3).
-        assert conn.execute(f'SELECT name, value FROM "{schema}".store_info').fetchall() == [("schema_version", "3")]
+        # Version 4: version 1's tables, the session lease's (2), the run records' (3) and the run log's (4).
+        assert conn.execute(f'SELECT name, value FROM "{schema}".store_info').fetchall() == [("schema_version", "4")]
     pg_store(schema=schema)  # and opening again changes nothing
 
 

@@ -11,6 +11,10 @@ from ._shared.lazy import lazy_surface
 from ._shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from .control import Control as Control
+    from .control import ControlError as ControlError
+    from .control import RunInfo as RunInfo
+    from .control import RunPublisher as RunPublisher
     from .go import AsideAnswer as AsideAnswer
     from .go import Brief as Brief
     from .go import Goal as Goal
@@ -75,6 +79,9 @@ if TYPE_CHECKING:
     from .runtime import record_overflow as record_overflow
     from .runtime import resolve_window as resolve_window
     from .runtime import whitelist_guard as whitelist_guard
+    from .ui import RunSource as RunSource
+    from .ui import SourceError as SourceError
+    from .ui import SourceOptions as SourceOptions
     from .workflow import RunContext as RunContext
     from .workflow import RunResult as RunResult
     from .workflow import Step as Step

@@ -6,8 +6,12 @@ imports the Temporal SDK inside its function.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
+import math
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from ._client import Fleet
+    from ._client import Fleet  # why: it loads Temporal; flower --help loads this module
     from ._model import RunState
 
 __all__ = ["app"]
@@ -43,9 +47,8 @@ def _fail(code: int, message: str) -> typer.Exit:
 
 def _run(work: Callable[[Fleet], Awaitable[T]]) -> T:
     """Connect (FLOWER_TEMPORAL…), run ``work``, and turn the fleet's errors into one line and an exit code."""
-    import asyncio
 
-    from ._client import Fleet, RunNotFoundError
+    from ._client import Fleet, RunNotFoundError  # why: it loads Temporal; flower --help loads this module
     from ._config import FleetConfigError
 
     async def go() -> T:
@@ -97,7 +100,6 @@ def _state_lines(state: RunState) -> list[str]:
 
 
 def _as_json(state: RunState) -> str:
-    import dataclasses
 
     return json.dumps({**dataclasses.asdict(state), "cost_usd": state.cost_usd}, ensure_ascii=False)
 
@@ -126,9 +128,8 @@ def worker(
     ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
-    import asyncio
 
-    from ._client import Fleet
+    from ._client import Fleet  # why: it loads Temporal; flower --help loads this module
     from ._config import FleetConfigError
 
     url = store or os.environ.get("FLOWER_STORE_URL") or None
@@ -153,7 +154,6 @@ def worker(
 
 def _is_workflow(target: str) -> bool:
     """``file.py:attr`` or ``module:attr`` (one word with a colon); anything else is a go ask."""
-    import re
 
     return re.fullmatch(r"[\w./~-]+:[A-Za-z_]\w*", target.strip()) is not None
 
@@ -207,7 +207,6 @@ def submit(
 ) -> None:
     """Submit a run — of a workflow (file.py:attr) or of an ask (a go run: clarify, goal, judged rounds) — and
     print its id (with --wait, its final status)."""
-    import math
 
     if not repo and not shared:
         raise _fail(_USAGE, "say where the run's files come from: --repo URL, or --shared (one filesystem)")

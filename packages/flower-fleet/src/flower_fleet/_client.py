@@ -12,13 +12,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from ._activities import FleetActivities
 from ._config import FleetConfig
+from ._logs import history_lines
 from ._model import GoSpec, RunningStep, RunSpec, RunState
 from ._workflow import FleetRun
 
@@ -40,8 +43,6 @@ class RunNotFoundError(LookupError):
 
 
 def _running(pending: Any) -> RunningStep:
-    from temporalio.api.enums.v1 import PendingActivityState
-
     beat = pending.last_heartbeat_time.ToDatetime().isoformat() if pending.HasField("last_heartbeat_time") else ""
     state = PendingActivityState.Name(pending.state).removeprefix("PENDING_ACTIVITY_STATE_").lower()
     return RunningStep(
@@ -112,8 +113,6 @@ class Fleet:
             go=go,
             budget_usd=budget_usd,
         )
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
         try:
             await self.client.start_workflow(
                 FleetRun.run,
@@ -188,8 +187,6 @@ class Fleet:
 
     async def logs(self, run_id: str) -> list[str]:
         """The run's history as lines: each step's attempts, which worker took them, how they ended."""
-        from ._logs import history_lines
-
         try:
             history = await self._handle(run_id).fetch_history()
         except RPCError as exc:

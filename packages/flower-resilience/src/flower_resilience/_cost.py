@@ -118,7 +118,7 @@ def _last_mark_in_file(path: Path, session_id: str, block: int = 1 << 16) -> Cos
 
 
 def _local_transcript(options: ClaudeAgentOptions, session_id: str) -> Path:
-    from claude_agent_sdk import project_key_for_directory
+    from claude_agent_sdk import project_key_for_directory  # why: the SDK loads only when a cost is read
 
     config = (options.env or {}).get("CLAUDE_CONFIG_DIR") or os.environ.get("CLAUDE_CONFIG_DIR")
     root = Path(config) if config else Path.home() / ".claude"
@@ -129,7 +129,7 @@ async def transcript_mark(options: ClaudeAgentOptions, session_id: str) -> CostM
     """The last ``cost-state`` of ``session_id``, from where the harness will resume it (None if none)."""
     store = options.session_store
     if store is not None:
-        from claude_agent_sdk import project_key_for_directory
+        from claude_agent_sdk import project_key_for_directory  # why: the SDK loads only when a cost is read
 
         key = {"project_key": project_key_for_directory(options.cwd), "session_id": session_id}
         entries: Any = None

@@ -34,7 +34,7 @@ _SUPPORTED = os.name == "posix"
 def default_cli_path() -> Path:
     """The Claude Code binary the SDK starts when ``cli_path`` is not set: the one in its wheel, else ``claude``
     on ``PATH`` and the usual install locations (raises the SDK's ``CLINotFoundError`` when there is none)."""
-    from claude_agent_sdk import ClaudeAgentOptions
+    from claude_agent_sdk import ClaudeAgentOptions  # why: the SDK loads only when a launch asks for the binary
 
     try:
         # The SDK's own search, so the answer is the SDK's whatever its version looks at.
@@ -42,13 +42,13 @@ def default_cli_path() -> Path:
 
         return Path(SubprocessCLITransport(prompt="", options=ClaudeAgentOptions())._find_cli())
     except (ImportError, AttributeError):  # a future SDK moved it: the bundled binary, then PATH
-        import claude_agent_sdk
+        import claude_agent_sdk  # why: as above
 
         name = "claude.exe" if sys.platform == "win32" else "claude"
         bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / name
         found = str(bundled) if bundled.is_file() else shutil.which("claude")
         if found is None:
-            from claude_agent_sdk import CLINotFoundError
+            from claude_agent_sdk import CLINotFoundError  # why: only on this failure path
 
             raise CLINotFoundError("Claude Code not found: install it or pass its path") from None
         return Path(found)

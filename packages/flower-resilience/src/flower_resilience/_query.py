@@ -20,114 +20,26 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from ._classify import ErrorKind, classify, http_status, is_pushback, retry_hint
+from ._attempt import _kind, _Live, _session_of, _short, is_synthetic
+from ._classify import ErrorKind, http_status, is_pushback, retry_hint
 from ._cost import CostMark, mark_of, own_cost, transcript_mark
 from ._policy import Resilience, human_wait
 from ._probe import _Probing, _wait_online, endpoint
 from ._record import Attempt, AttemptRecord, ResilienceError, ResilienceEvent
+from ._sdk_stream import QueryFunction, _closable_sdk_query, _close
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, Message, RateLimitEvent, ResultMessage
+    from claude_agent_sdk import ClaudeAgentOptions, Message, ResultMessage
 
 __all__ = ["EventHandler", "QueryFunction", "ResilientQuery", "is_synthetic", "resilient_query"]
 
 logger = logging.getLogger("flower_resilience")
 
-SYNTHETIC_MODEL = "<synthetic>"
 _MISSING_SESSION = "no conversation found with session id"
-_CLOSE_TIMEOUT_S = 30.0
-_INTERRUPT_TIMEOUT_S = 1.0
 
 EventHandler = Callable[[ResilienceEvent], Any]  # sync, or async (returns an awaitable)
-QueryFunction = Callable[..., AsyncIterator[Any]]  # query(*, prompt, options) -> async iterator of messages
-
-
-def is_synthetic(message: object) -> bool:
-    """Is this an assistant message the harness made up (an API-error notice), not the model's words?
-
-    Matches ``model == "<synthetic>"``, and an ``AssistantMessage`` whose ``error`` is set and whose content
-    is only text (no tool call, no thinking): the notice, not real content.
-    """
-    import claude_agent_sdk as sdk
-
-    if not isinstance(message, sdk.AssistantMessage):
-        return False
-    if message.model == SYNTHETIC_MODEL:
-        return True
-    return message.error is not None and all(isinstance(b, sdk.TextBlock) for b in message.content)
-
-
-def _text_of(message: AssistantMessage) -> str:
-    import claude_agent_sdk as sdk
-
-    return "\n".join(b.text for b in message.content if isinstance(b, sdk.TextBlock)).strip()
-
-
-def _session_of(message: object) -> str | None:
-    sid = getattr(message, "session_id", None)
-    if not sid:
-        data = getattr(message, "data", None)
-        if isinstance(data, dict):
-            sid = data.get("session_id")
-    return sid if isinstance(sid, str) and sid else None
-
-
-def _short(text: str | None, limit: int = 300) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-@dataclass
-class _Live:
-    """What one attempt has shown so far."""
-
-    number: int
-    resumed: bool
-    started: float
-    resumed_from: str | None  # the session this attempt was launched to continue (options.resume)
-    session_id: str | None = None
-    results: list[ResultMessage] = field(default_factory=list)
-    notices: list[AssistantMessage] = field(default_factory=list)  # synthetic API-error messages
-    flagged: list[AssistantMessage] = field(default_factory=list)  # real messages that carry an error code
-    rate_limits: list[RateLimitEvent] = field(default_factory=list)
-    exception: Exception | None = None
-    held: ResultMessage | None = None  # an error result, yielded only if it turns out to be the final one
-
-    @property
-    def last_result(self) -> ResultMessage | None:
-        return self.results[-1] if self.results else None
-
-    @property
-    def succeeded(self) -> bool:
-        last = self.last_result
-        return self.exception is None and last is not None and not last.is_error
-
-    @property
-    def api_errors(self) -> tuple[str, ...]:
-        return tuple(t for t in (_text_of(m) for m in self.notices) if t)
-
-    def signals(self) -> list[object]:
-        last = self.last_result
-        return [*self.notices, *self.flagged, *([last] if last is not None and last.is_error else []), self.exception]
-
-    def describe(self) -> str:
-        """The attempt's error in one string: the harness's notice, else the result, else the exception."""
-        if self.api_errors:
-            return self.api_errors[-1]
-        last = self.last_result
-        if last is not None and last.is_error:
-            text = last.result or "; ".join(last.errors or []) or f"error result ({last.subtype})"
-            return text
-        exc = self.exception
-        if exc is not None:
-            detail = getattr(exc, "result", None) or str(exc)
-            return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-        return "the run ended without a result"
 
 
 class ResilientQuery:
@@ -220,9 +132,8 @@ class ResilientQuery:
     # --- the loop --------------------------------------------------------------------------------------
 
     async def _run(self) -> AsyncGenerator[Message, None]:
-        import claude_agent_sdk as sdk
+        import claude_agent_sdk as sdk  # why: the SDK is imported when a run starts, not when flower_resilience is
 
-        policy = self.policy
         original = self._options or sdk.ClaudeAgentOptions()
         query_fn = self._query_fn or _closable_sdk_query()
         marks = self._marks
@@ -238,22 +149,14 @@ class ResilientQuery:
         try:
             while True:
                 number += 1
-                live = self._live = _Live(number, resumed, policy.clock(), options.resume)
-                stream = self._stream = query_fn(prompt=prompt, options=options)
+                live = self._live = _Live(number, resumed, self.policy.clock(), options.resume)
+                attempt_messages = self._attempt(query_fn, prompt, options, live, sdk)
                 try:
-                    while True:
-                        try:
-                            message = await stream.__anext__()
-                        except StopAsyncIteration:
-                            break
-                        except Exception as exc:  # noqa: BLE001 - every SDK failure is this attempt's error
-                            live.exception = exc
-                            break
-                        if self._take(message, live, sdk):
-                            yield message
+                    async for message in attempt_messages:
+                        yield message
                 finally:
-                    self._stream = None
-                    await _close(stream)
+                    # Closed here, not when collected: an early close of this query ends the harness now.
+                    await attempt_messages.aclose()
 
                 if self._stopping:  # the caller ended the run (`stop`): what the interruption ended is not a failure
                     self._conclude(live, marks, closed=not live.succeeded)
@@ -276,20 +179,15 @@ class ResilientQuery:
                     session_id=live.session_id,
                     message=f"attempt {number} failed ({kind}): {_short(error)}",
                 )
-
                 lost_session = live.resumed and _MISSING_SESSION in error.lower()
                 if lost_session and live.resumed_from:
                     dead_sessions.add(live.resumed_from)
                 resumable = next((s for s in reversed(self.record.session_ids) if s not in dead_sessions), None)
-                reason = None
-                if not policy.enabled:
-                    reason = "retries are off"
-                elif number >= policy.max_attempts:
-                    reason = f"max_attempts ({policy.max_attempts}) reached"
-                elif not lost_session and not policy.should_retry(kind):
-                    reason = f"{kind} error, not retried"
-                elif resumable is None and not isinstance(self._prompt, str):
-                    reason = "no session to resume and a streamed prompt cannot be replayed"
+                reason = self._why_not_retry(number, kind, lost_session=lost_session, resumable=resumable)
+                if reason is None:
+                    offline_error = await self._wait_before_retry(live, number, original, error, kind)
+                    if offline_error is not None:
+                        error, reason = offline_error, "network not back"
                 if reason is not None:
                     final = await self._give_up(live, error, kind, reason)
                     if final is not None:
@@ -297,72 +195,104 @@ class ResilientQuery:
                     if self._raise_on_failure:
                         raise ResilienceError(self.record)
                     return
-
-                probing = await self._wait_for_network(number, original)
-                offline_s = round(probing.offline_s, 3)
-                if not probing.online:
-                    host, port = self._target(original) or ("?", 0)
-                    error = (
-                        f"network not back within {human_wait(policy.max_offline_wait)} "
-                        f"({host}:{port} unreachable); last error: {error}"
-                    )
-                    self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
-                    final = await self._give_up(live, error, kind, "network not back")
-                    if final is not None:
-                        yield final
-                    if self._raise_on_failure:
-                        raise ResilienceError(self.record)
-                    return
-
-                # After an outage the endpoint is back and nothing asked us to wait: resume at once (the
-                # probes' jitter already spreads processes that went offline together). Otherwise back off.
-                hint = retry_hint(*live.rate_limits, *live.signals())
-                backoff_s = policy.retry_wait(
-                    number,
-                    hint,
-                    offline_for=probing.offline_s if probing.was_down else None,
-                    pushback=is_pushback(*live.rate_limits, *live.signals()),
-                )
-                if backoff_s > 0:
-                    await self._emit(
-                        "backoff",
-                        number,
-                        error=error,
-                        error_kind=kind,
-                        wait_s=backoff_s,
-                        session_id=live.session_id,
-                        message=f"retrying in {human_wait(backoff_s)}"
-                        + (" (as the server asked)" if hint is not None else ""),
-                    )
-                    await policy.sleep(backoff_s)
-                self._amend(
-                    offline_s=offline_s,
-                    backoff_s=backoff_s,
-                    wait_s=round(offline_s + backoff_s, 3),
-                    probes=probing.probes,
-                )
-
-                if resumable is not None:
-                    prompt, resumed = policy.resume_prompt, True
-                    options = _resume_options(original, resumable)
-                    await self._emit(
-                        "resumed",
-                        number + 1,
-                        session_id=resumable,
-                        message=f"resuming session {resumable} (attempt {number + 1} of {policy.max_attempts})",
-                    )
-                else:
-                    prompt, options, resumed = self._prompt, original, False
-                    await self._emit(
-                        "restarted",
-                        number + 1,
-                        message=f"starting over with the original prompt (attempt {number + 1} of {policy.max_attempts})",
-                    )
+                prompt, options, resumed = await self._next_attempt(number, original, resumable)
         except BaseException:
             # Closed early (GeneratorExit at a yield), cancelled, or an on_event that raised BaseException:
-            # the subprocess is already closed by the inner finally; the record says how far the run got.
+            # the subprocess is already closed by `_attempt`'s finally; the record says how far the run got.
             self._abandon(marks)
             raise
+
+    async def _attempt(
+        self, query_fn: QueryFunction, prompt: Any, options: ClaudeAgentOptions, live: _Live, sdk: Any
+    ) -> AsyncGenerator[Message, None]:
+        """One launch of the harness: the messages the caller should see; what it showed lands in ``live``."""
+        stream = self._stream = query_fn(prompt=prompt, options=options)
+        try:
+            while True:
+                try:
+                    message = await stream.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001 - every SDK failure is this attempt's error
+                    live.exception = exc
+                    break
+                if self._take(message, live, sdk):
+                    yield message
+        finally:
+            self._stream = None
+            await _close(stream)
+
+    def _why_not_retry(self, number: int, kind: ErrorKind, *, lost_session: bool, resumable: str | None) -> str | None:
+        """Why the failed attempt ``number`` is the last one, or None when another follows."""
+        policy = self.policy
+        if not policy.enabled:
+            return "retries are off"
+        if number >= policy.max_attempts:
+            return f"max_attempts ({policy.max_attempts}) reached"
+        if not lost_session and not policy.should_retry(kind):
+            return f"{kind} error, not retried"
+        if resumable is None and not isinstance(self._prompt, str):
+            return "no session to resume and a streamed prompt cannot be replayed"
+        return None
+
+    async def _wait_before_retry(
+        self, live: _Live, number: int, original: ClaudeAgentOptions, error: str, kind: ErrorKind
+    ) -> str | None:
+        """Wait for the network, then back off; the final error when the network did not come back in time."""
+        policy = self.policy
+        probing = await self._wait_for_network(number, original)
+        offline_s = round(probing.offline_s, 3)
+        if not probing.online:
+            host, port = self._target(original) or ("?", 0)
+            self._amend(offline_s=offline_s, wait_s=offline_s, probes=probing.probes)
+            return (
+                f"network not back within {human_wait(policy.max_offline_wait)} "
+                f"({host}:{port} unreachable); last error: {error}"
+            )
+        # After an outage the endpoint is back and nothing asked us to wait: resume at once (the probes' jitter
+        # already spreads processes that went offline together). Otherwise back off.
+        hint = retry_hint(*live.rate_limits, *live.signals())
+        backoff_s = policy.retry_wait(
+            number,
+            hint,
+            offline_for=probing.offline_s if probing.was_down else None,
+            pushback=is_pushback(*live.rate_limits, *live.signals()),
+        )
+        if backoff_s > 0:
+            await self._emit(
+                "backoff",
+                number,
+                error=error,
+                error_kind=kind,
+                wait_s=backoff_s,
+                session_id=live.session_id,
+                message=f"retrying in {human_wait(backoff_s)}" + (" (as the server asked)" if hint is not None else ""),
+            )
+            await policy.sleep(backoff_s)
+        self._amend(
+            offline_s=offline_s, backoff_s=backoff_s, wait_s=round(offline_s + backoff_s, 3), probes=probing.probes
+        )
+        return None
+
+    async def _next_attempt(
+        self, number: int, original: ClaudeAgentOptions, resumable: str | None
+    ) -> tuple[Any, ClaudeAgentOptions, bool]:
+        """The prompt, options and resumed flag of attempt ``number + 1``: the session resumed, else started over."""
+        max_attempts = self.policy.max_attempts
+        if resumable is not None:
+            await self._emit(
+                "resumed",
+                number + 1,
+                session_id=resumable,
+                message=f"resuming session {resumable} (attempt {number + 1} of {max_attempts})",
+            )
+            return self.policy.resume_prompt, _resume_options(original, resumable), True
+        await self._emit(
+            "restarted",
+            number + 1,
+            message=f"starting over with the original prompt (attempt {number + 1} of {max_attempts})",
+        )
+        return self._prompt, original, False
 
     def _take(self, message: Any, live: _Live, sdk: Any) -> bool:
         """Note what ``message`` says about the attempt; True if the caller should see it."""
@@ -483,10 +413,6 @@ class ResilientQuery:
             logger.exception("on_event raised for %s; continuing", kind)
 
 
-def _kind(live: _Live) -> ErrorKind:
-    return classify(*live.signals())
-
-
 def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgentOptions:
     # A copy, never the caller's object. The other fields are cleared because they would change what the
     # resume means: continue_conversation picks "the latest" session, session_id (a fixed id for a NEW
@@ -501,105 +427,6 @@ def _resume_options(options: ClaudeAgentOptions, session_id: str) -> ClaudeAgent
         resume_session_at=None,
         resume_drops_turn=None,
     )
-
-
-def _closable_sdk_query() -> QueryFunction:
-    """``claude_agent_sdk.query``, except that it can be interrupted and that closing it early really ends the
-    subprocess (see `_SdkStream`). If the SDK's internals move, fall back to the public ``query``."""
-    try:
-        from claude_agent_sdk._internal.client import InternalClient
-    except ImportError:  # pragma: no cover - a future SDK layout
-        import claude_agent_sdk
-
-        return claude_agent_sdk.query
-
-    def query(*, prompt: Any, options: ClaudeAgentOptions) -> AsyncIterator[Any]:
-        return _SdkStream(InternalClient().process_query(prompt=prompt, options=options))
-
-    return query
-
-
-class _SdkStream:
-    """The messages of one Claude Code run (the SDK's ``process_query``); ``interrupt()`` and ``aclose()``.
-
-    Why not ``claude_agent_sdk.query``: in 0.2.189 its generator does not propagate ``aclose()``: after it the
-    process was still running its tools and writing the transcript. And why interrupt before closing: closing
-    stdin alone lets the harness finish its turn during the SDK's grace period (5 s, then SIGTERM). Measured on
-    the bundled binary: a close in the middle of a Bash tool call took 6.3 s, 1.2 s after an interrupt; in the
-    middle of an in-process MCP tool call (a question waiting for a person) the harness sent the model one more
-    request with the failed call's result before it was gone, and none after an interrupt.
-
-    The interrupt is the SDK's own control request (what ``ClaudeSDKClient.interrupt()`` sends), reached on the
-    query object of the running generator: ``ClaudeSDKClient`` itself was tried as the driver and, on a loaded
-    machine, about one run in ten ended before a background agent's notification turn (never with this one).
-    When the SDK's layout moves, ``interrupt()`` says False and closing works as before.
-    """
-
-    def __init__(self, generator: Any) -> None:
-        self._gen = generator
-        self._ended = self._closed = self._interrupted = False
-
-    def __aiter__(self) -> _SdkStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        if self._closed:
-            raise StopAsyncIteration
-        try:
-            return await self._gen.__anext__()
-        except StopAsyncIteration:
-            self._ended = True
-            raise
-
-    def _query(self) -> Any:
-        """The SDK's query object of the running generator (process_query -> its inner generator), or None."""
-        frame = getattr(self._gen, "ag_frame", None)
-        inner = frame.f_locals.get("inner") if frame is not None else None
-        inner_frame = getattr(inner, "ag_frame", None)
-        query = inner_frame.f_locals.get("query") if inner_frame is not None else None
-        return query if callable(getattr(query, "interrupt", None)) else None
-
-    async def interrupt(self) -> bool:
-        """End the harness's turn now, a tool call in flight included (what Esc does in Claude Code). True when
-        the harness was told; False when there is nothing to interrupt or it cannot be told."""
-        if self._ended or self._closed:
-            return False
-        if self._interrupted:
-            return True
-        query = self._query()
-        if query is None:
-            return False
-        # Bounded: when the caller's task is being cancelled, the SDK's reader may already be gone and the
-        # harness's acknowledgement never read; the interrupt itself was written by then.
-        with anyio.move_on_after(_INTERRUPT_TIMEOUT_S, shield=True):
-            try:
-                await query.interrupt()
-            except Exception:  # stdin already closed (a run without control needs): close as before
-                logger.debug("interrupting the harness failed", exc_info=True)
-                return False
-        self._interrupted = True
-        return True
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        with anyio.CancelScope(shield=True):  # also while the caller is being cancelled: the harness must end
-            if not self._ended:
-                await self.interrupt()
-            self._closed = True
-            await self._gen.aclose()
-
-
-async def _close(stream: Any) -> None:
-    """End the SDK's generator (and so its subprocess), even while being cancelled."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is None:
-        return
-    with anyio.move_on_after(_CLOSE_TIMEOUT_S, shield=True):
-        try:
-            await aclose()
-        except Exception:
-            logger.debug("closing the SDK stream raised", exc_info=True)
 
 
 def resilient_query(

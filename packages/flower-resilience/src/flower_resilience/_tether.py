@@ -77,7 +77,7 @@ def _prctl(option: int, value: int) -> bool:
     """``prctl(option, value)``; False where it is refused (a sandbox) or missing (not Linux)."""
     if not LINUX:
         return False
-    import ctypes
+    import ctypes  # why: only on Linux, once per launch
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -105,7 +105,7 @@ def _linux_children() -> dict[int, list[int]]:
 
 
 def _ps_children() -> dict[int, list[int]]:
-    import subprocess
+    import subprocess  # why: only where /proc is missing (not Linux)
 
     try:
         out = subprocess.run(

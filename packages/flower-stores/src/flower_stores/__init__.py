@@ -16,6 +16,9 @@ appends; `take_lease` also takes over at once a lease whose holder is a dead pro
 lacks), idempotent by uuid.
 `RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
 and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
+`RunEventLog` (``append_events``, ``read_events``, ``run_heads``, ``live_runs``; `follow_events`) keeps every event a
+run publishes (bounded by `bound_event`) and its summary (`RunHead`) there too, and `RunInbox` (``post_message``,
+``take_messages``) the answers, mail and stops sent to a run, so another process can watch and steer it.
 """
 
 from ._shared.errors import StoreError
@@ -30,6 +33,7 @@ from .backends import (
 )
 from .backfill import ImportReport, import_entries, import_transcript, transcript_files
 from .entries import INTERRUPT, USER_FEEDBACK, refusal
+from .events import InboxMessage, RunEvent, RunEventLog, RunHead, RunInbox, bound_event, follow_events
 from .glances import is_ephemeral, is_ephemeral_call
 from .index import QueryNotSupported, SessionIndex, session_index
 from .layers import PruningSessionStore, TrimmingSessionStore
@@ -75,6 +79,7 @@ __all__ = [
     "EphemeralPolicy",
     "FencedSessionStore",
     "ImportReport",
+    "InboxMessage",
     "Lease",
     "LeaseError",
     "LeaseHeld",
@@ -86,6 +91,10 @@ __all__ = [
     "PruningSessionStore",
     "QueryNotSupported",
     "Rewritten",
+    "RunEvent",
+    "RunEventLog",
+    "RunHead",
+    "RunInbox",
     "RunRecords",
     "SessionIndex",
     "SessionLeases",
@@ -95,11 +104,13 @@ __all__ = [
     "TrimPolicy",
     "TrimmingSessionStore",
     "__version__",
+    "bound_event",
     "check_store_url",
     "describe_store_url",
     "expire",
     "heal_orphans",
     "fit",
+    "follow_events",
     "history_chars",
     "hold_lease",
     "is_abandoned",

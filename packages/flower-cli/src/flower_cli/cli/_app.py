@@ -24,6 +24,8 @@ from ._root_app import app
 # Importing a command's module adds the command to `app`: this order is the order `flower --help` lists them in.
 # isort: off
 from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
+from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
+from .commands import ui  # noqa: F401 - imported to add it
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]

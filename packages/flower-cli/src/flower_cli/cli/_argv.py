@@ -11,7 +11,9 @@ __all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "misnamed_command", "rew
 
 # "fleet" comes with flower-fleet (cli/_plugins.py): named here so that without it installed `flower fleet` says
 # what to install instead of becoming a `go` request.
-COMMANDS = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version", "fleet")
+COMMANDS: tuple[str, ...] = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version", "fleet")
+COMMANDS += ("status", "watch", "answer", "mail", "stop")  # talk to a run from another terminal
+COMMANDS += ("ui",)  # the live page of the runs
 GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color")
 GLOBAL_FLAGS = ("-v", "--verbose", "-W", "--workbench", "-T", "--trim", "--json")
 # Options of the app itself that stand in the command's place (not a `go` request).

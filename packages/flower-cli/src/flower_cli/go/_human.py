@@ -116,6 +116,7 @@ class Ask:
     state: AskState = "pending"
     answer: str = ""  # the answer, or the reason given when declined
     settled_at: float = 0.0
+    by: str = ""  # who answered, when not the terminal the run runs in (``flower answer`` from elsewhere)
 
 
 @dataclass
@@ -128,6 +129,7 @@ class Mail:
     delivered: bool = False
     delivered_at: float = 0.0
     amended: str = ""  # the brief it was appended to ("" = not persisted)
+    by: str = ""  # who sent it, when not the terminal the run runs in (``flower mail`` from elsewhere)
 
 
 @dataclass
@@ -313,12 +315,13 @@ class HumanChannel:
 
     # --- answering (the person's side, any thread) ----------------------------------------------------
 
-    def answer(self, ask_id: str, text: str) -> bool:
-        """Answer a pending question (thread-safe). False when it is not pending (any more)."""
+    def answer(self, ask_id: str, text: str, *, by: str = "") -> bool:
+        """Answer a pending question (thread-safe). False when it is not pending (any more). ``by``: who answered,
+        for the Q&A log, when it is not the run's own terminal."""
         body = text.strip()
         if not body:
             return self.decline(ask_id)
-        return self._settle(ask_id, "answered", body)
+        return self._settle(ask_id, "answered", body, by)
 
     def decline(self, ask_id: str, reason: str = "") -> bool:
         """Skip a pending question; the model is told to decide itself. False when it is not pending."""
@@ -331,13 +334,13 @@ class HumanChannel:
         for item in self.pending():
             self.decline(item.id, reason)
 
-    def _settle(self, ask_id: str, state: AskState, text: str) -> bool:
+    def _settle(self, ask_id: str, state: AskState, text: str, by: str = "") -> bool:
         with self._lock:
             entry = self._pending.pop(ask_id, None)
             if entry is None:
                 return False
             item, waiter = entry
-            item.state, item.answer, item.settled_at = state, text, time.time()
+            item.state, item.answer, item.settled_at, item.by = state, text, time.time(), by
         if threading.get_ident() == waiter.thread:
             waiter.event.set()
         else:
@@ -348,18 +351,20 @@ class HumanChannel:
 
     # --- mail ---------------------------------------------------------------------------------------
 
-    def send(self, text: str) -> Mail | None:
-        """Queue a message for the run (thread-safe): appended to the brief now, delivered by ``inbox``."""
+    def send(self, text: str, *, by: str = "") -> Mail | None:
+        """Queue a message for the run (thread-safe): appended to the brief now, delivered by ``inbox``. ``by``:
+        who sent it, for the Q&A log, when it is not the run's own terminal."""
         body = text.strip()
         if not body:
             return None
         with self._lock:
             self._letters += 1
-            mail = Mail(f"m{self._letters}", body, time.time())
+            mail = Mail(f"m{self._letters}", body, time.time(), by=by)
             self.mail.append(mail)
         if self.amend(body):
             mail.amended = str(self.amend_path)
-        self._log(f"- **Mail** ({mail.id} · queued {_clock(mail.sent_at)}) {_indented(body)}")
+        sender = f" · from {by}" if by else ""
+        self._log(f"- **Mail** ({mail.id} · queued {_clock(mail.sent_at)}{sender}) {_indented(body)}")
         self._emit_mail(mail, "queued")
         return mail
 
@@ -415,6 +420,8 @@ class HumanChannel:
         }
         if state == "answered":
             payload["answer"] = item.answer
+            if item.by:
+                payload["by"] = item.by
         elif item.answer:
             payload["reason"] = item.answer
         self._emit(Event("ask", item.question, payload=payload))
@@ -429,7 +436,8 @@ class HumanChannel:
         if item.options:
             lines.append(f"  - options: {' / '.join(item.options)}")
         answer = f" {_indented(item.answer)}" if item.answer else ""
-        lines.append(f"  - **A** [{item.state.replace('_', ' ')}]{answer}")
+        by = f" by {item.by}" if item.by else ""
+        lines.append(f"  - **A** [{item.state.replace('_', ' ')}{by}]{answer}")
         self._log("\n".join(lines))
 
     def _log(self, entry: str) -> None:

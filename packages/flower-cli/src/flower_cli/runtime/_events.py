@@ -316,6 +316,11 @@ def _assistant(sdk: Any, message: Any) -> list[Event]:
     context = usage_context(message.usage)
     if context:
         base["context"] = context
+        # One API call arrives as one message per content block, each with the call's usage: the id lets a
+        # reader (the page's context curve) count the call once, as `flower analyze` does.
+        message_id = getattr(message, "message_id", None)
+        if message_id:
+            base["message_id"] = message_id
     events: list[Event] = []
     for block in message.content:
         if isinstance(block, sdk.TextBlock):

@@ -17,5 +17,6 @@ if TYPE_CHECKING:
     from ._terminal import use_color as use_color
     from ._text import sanitize as sanitize
     from ._text import shorten_middle as shorten_middle
+    from ._text import tokens as tokens
 
 __all__ = lazy_surface(__name__)

@@ -49,6 +49,7 @@ from .._shared.json_text import dumps
 from ..lease import Lease, fence_error
 from ._keys import prefix_range, store_key
 from ._payloads import context_tokens
+from ._postgres_events import PostgresEvents
 from ._postgres_records import PostgresRecords
 from ._postgres_statements import LOCK_SPACE, lease_and_now
 from ._summary import fold_summary
@@ -85,7 +86,7 @@ def _uid_key(uid: str) -> str:
     return json.dumps(uid, ensure_ascii=True)
 
 
-class PostgresSessionStore(PostgresRecords):
+class PostgresSessionStore(PostgresRecords, PostgresEvents):
     """A `claude_agent_sdk.SessionStore` on PostgreSQL (``pip install 'flower-stores[postgres]'``).
 
     ``PostgresSessionStore(url, schema="flower", max_size=4)``: ``url`` is a libpq connection string
@@ -96,7 +97,8 @@ class PostgresSessionStore(PostgresRecords):
 
     Implements the whole protocol, the `SessionIndex` questions (``has_session()``, ``has_entry()``,
     ``last_context()``, ``counts()``, ``where``) plus ``projects()``, the session lease (`SessionLeases`) and
-    runs' manifest rows and lineage (`RunRecords`). Close it with ``close()`` or a ``with`` block.
+    runs' manifest rows and lineage (`RunRecords`), and runs' published events and inboxes (`RunEventLog`,
+    `RunInbox`). Close it with ``close()`` or a ``with`` block.
 
     ``read_only=True`` opens an existing store for inspection (``flower sessions``): no schema is created or
     migrated (a URL or schema with no store is a `StoreError`), every connection is read-only on the server

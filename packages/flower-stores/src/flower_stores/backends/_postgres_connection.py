@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 def import_driver() -> tuple[Any, Any]:
     try:
-        import psycopg
+        import psycopg  # why: psycopg is an optional extra; SQLite users never import it
         import psycopg_pool
     except ImportError as exc:
         raise StoreError(
@@ -39,11 +39,11 @@ def import_driver() -> tuple[Any, Any]:
 def describe_conninfo(conninfo: str) -> str:
     """``user@host:port/dbname`` of a libpq URL or ``key=value`` string — never the password."""
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # why: psycopg is an optional extra
 
         parts = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
     except Exception:  # noqa: BLE001 - no driver, or a string libpq rejects: fall back to the URL's own parts
-        from urllib.parse import urlsplit
+        from urllib.parse import urlsplit  # why: only on this fallback
 
         try:
             u = urlsplit(conninfo)
@@ -65,7 +65,7 @@ def read_committed(conn: psycopg.Connection[Any]) -> None:
     """Pin READ COMMITTED (every transaction says ``BEGIN ISOLATION LEVEL READ COMMITTED``): the append's
     correctness rests on a fresh snapshot per statement, whatever ``default_transaction_isolation`` the server
     or the role has."""
-    import psycopg
+    import psycopg  # why: psycopg is an optional extra
 
     conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
@@ -233,6 +233,16 @@ class PostgresConnection:
                     f"no connection to the PostgreSQL session store at {self.where} within {self._pool.timeout:.0f}s: is the server up?"
                 ) from exc
         raise AssertionError("unreachable")
+
+    def _read_added(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        """The rows of a read of tables a later schema version added (run records, the run log): none from a
+        schema from before them opened read-only (so not migrated)."""
+        try:
+            return self._run(lambda conn: conn.execute(query, params).fetchall())
+        except self._psycopg.errors.UndefinedTable:
+            if not self.read_only:
+                raise
+            return []
 
     def close(self) -> None:
         """Close every pooled connection. Idempotent."""

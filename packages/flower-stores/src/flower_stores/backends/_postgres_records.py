@@ -92,19 +92,11 @@ class PostgresRecords(PostgresConnection, LeaseMethods, RunRecordMethods):
 
         self._run(work)
 
-    def _runs_read(self, query: str, params: tuple[str, ...]) -> list[Any]:
-        try:
-            return self._run(lambda conn: conn.execute(query, params).fetchall())
-        except self._psycopg.errors.UndefinedTable:
-            if not self.read_only:
-                raise
-            return []  # a schema from before run records, opened read-only (so not migrated): no run recorded
-
     def _runs_rows(self, run_id: str) -> list[str]:
-        return [r[0] for r in self._runs_read(self._sql.run_rows, (run_id,))]
+        return [r[0] for r in self._read_added(self._sql.run_rows, (run_id,))]
 
     def _runs_lineage(self, run_id: str) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._runs_read(self._sql.run_lineage, (run_id,))]
+        return [(r[0], r[1]) for r in self._read_added(self._sql.run_lineage, (run_id,))]
 
     def _runs_ids(self) -> list[str]:
-        return [r[0] for r in self._runs_read(self._sql.run_ids, ())]
+        return [r[0] for r in self._read_added(self._sql.run_ids, ())]

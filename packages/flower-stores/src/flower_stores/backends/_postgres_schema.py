@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["SCHEMA_VERSION", "schema_steps"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def schema_steps(s: str) -> dict[int, list[str]]:
@@ -81,5 +81,33 @@ def schema_steps(s: str) -> dict[int, list[str]]:
                 step       text COLLATE "C" NOT NULL,
                 session_id text NOT NULL,
                 PRIMARY KEY (run_id, step))""",
+        ],
+        # The run log and inbox (`RunEventLog`, `RunInbox`): what a run publishes, its summary, and the messages
+        # sent to it. Times are epoch ms on the server's clock; ``arrival`` orders heads created in one ms.
+        4: [
+            f"""CREATE TABLE IF NOT EXISTS {s}.run_events (
+                run_id text COLLATE "C" NOT NULL,
+                seq    bigint NOT NULL,
+                at     bigint NOT NULL,
+                kind   text NOT NULL,
+                event  text NOT NULL,
+                PRIMARY KEY (run_id, seq))""",
+            f"""CREATE TABLE IF NOT EXISTS {s}.run_heads (
+                run_id     text COLLATE "C" PRIMARY KEY,
+                arrival    bigint GENERATED ALWAYS AS IDENTITY,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                last_seq   bigint NOT NULL,
+                head       text)""",
+            f"""CREATE TABLE IF NOT EXISTS {s}.run_inbox (
+                id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                run_id   text COLLATE "C" NOT NULL,
+                at       bigint NOT NULL,
+                kind     text NOT NULL,
+                text     text NOT NULL,
+                sender   text NOT NULL DEFAULT '',
+                question text NOT NULL DEFAULT '',
+                taken_at bigint)""",
+            f"CREATE INDEX IF NOT EXISTS run_inbox_waiting ON {s}.run_inbox (run_id) WHERE taken_at IS NULL",
         ],
     }

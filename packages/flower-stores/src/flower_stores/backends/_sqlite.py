@@ -31,6 +31,7 @@ from .._shared.json_text import dumps
 from ..lease import Lease
 from ._keys import prefix_range, store_key
 from ._payloads import context_tokens, parsed
+from ._sqlite_events import SqliteEvents
 from ._sqlite_records import SqliteRecords
 from ._sqlite_schema import PARAMS_PER_QUERY, uid_key
 from ._summary import fold_summary
@@ -47,13 +48,14 @@ if TYPE_CHECKING:
 __all__ = ["SqliteSessionStore"]
 
 
-class SqliteSessionStore(SqliteRecords):
+class SqliteSessionStore(SqliteRecords, SqliteEvents):
     """A `claude_agent_sdk.SessionStore` on one SQLite file (the seed's ``sessions.db`` schema).
 
     Implements the whole protocol (``append``, ``load``, ``list_sessions``, ``list_session_summaries``,
     ``delete``, ``list_subkeys``), the `SessionIndex` questions (``has_session()``, ``has_entry()``,
     ``last_context()``, ``counts()``, ``where``) plus ``projects()``, and the session lease (`SessionLeases`:
-    ``acquire_lease()`` … ``fenced(lease)``). Use it as ``ClaudeAgentOptions(session_store=store)``; close it
+    ``acquire_lease()`` … ``fenced(lease)``), runs' records (`RunRecords`) and their published events and inboxes
+    (`RunEventLog`, `RunInbox`). Use it as ``ClaudeAgentOptions(session_store=store)``; close it
     with ``close()`` or a ``with`` block.
     """
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from .._shared.errors import StoreError
 from ._sqlite_schema import BUSY_TIMEOUT_S, SCHEMA, create_private, wal
@@ -123,6 +123,16 @@ class SqliteConnection:
         if not {"entries", "meta"} <= tables:
             self.close()
             raise StoreError(f"{self.path} is a SQLite database but not a session store (no entries/meta tables)")
+
+    def _read_added(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        """The rows of a read of tables a later release added (run records, the run log): none from a file from
+        before them opened read-only (a writable open adds them)."""
+        try:
+            return self._connection().execute(query, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if self.read_only and "no such table" in str(exc):
+                return []
+            raise
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

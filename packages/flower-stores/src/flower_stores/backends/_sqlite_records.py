@@ -4,7 +4,6 @@ clock read while the write lock is held. The rules are in the lease and runs roo
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from ..lease import Decision, Lease, LeaseMethods, LeaseRow, fence_error
 from ..runs import EncodedRow, RunRecordMethods
@@ -98,21 +97,13 @@ class SqliteRecords(SqliteConnection, LeaseMethods, RunRecordMethods):
                 (run_id, step, session_id),
             )
 
-    def _runs_read(self, query: str, params: tuple[str, ...]) -> list[Any]:
-        try:
-            return self._connection().execute(query, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if self.read_only and "no such table" in str(exc):
-                return []  # a file from before run records, opened read-only: no run recorded here
-            raise
-
     def _runs_rows(self, run_id: str) -> list[str]:
-        rows = self._runs_read("SELECT row_json FROM run_rows WHERE run_id = ? ORDER BY started_at, rowid", (run_id,))
+        rows = self._read_added("SELECT row_json FROM run_rows WHERE run_id = ? ORDER BY started_at, rowid", (run_id,))
         return [r[0] for r in rows]
 
     def _runs_lineage(self, run_id: str) -> list[tuple[str, str]]:
-        rows = self._runs_read("SELECT step, session_id FROM run_lineage WHERE run_id = ? ORDER BY step", (run_id,))
+        rows = self._read_added("SELECT step, session_id FROM run_lineage WHERE run_id = ? ORDER BY step", (run_id,))
         return [(r[0], r[1]) for r in rows]
 
     def _runs_ids(self) -> list[str]:
-        return [r[0] for r in self._runs_read("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC", ())]
+        return [r[0] for r in self._read_added("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC", ())]

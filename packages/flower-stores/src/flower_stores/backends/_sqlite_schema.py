@@ -71,9 +71,36 @@ CREATE TABLE IF NOT EXISTS run_lineage (
     session_id TEXT NOT NULL,
     PRIMARY KEY (run_id, step)
 );
+CREATE TABLE IF NOT EXISTS run_events (
+    run_id  TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    at      INTEGER NOT NULL,
+    kind    TEXT NOT NULL,
+    event   TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS run_heads (
+    run_id     TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    head       TEXT
+);
+CREATE TABLE IF NOT EXISTS run_inbox (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id   TEXT NOT NULL,
+    at       INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    text     TEXT NOT NULL,
+    sender   TEXT NOT NULL DEFAULT '',
+    question TEXT NOT NULL DEFAULT '',
+    taken_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS run_inbox_waiting ON run_inbox(run_id) WHERE taken_at IS NULL;
 """
 # (Every statement is IF NOT EXISTS and runs on each writable open: a sessions.db from an older release — or
-# the original's — gains the tables added since, e.g. `leases` or the run records' `runs`, `run_rows`, `run_lineage`, the first time a writer opens it.)
+# the original's — gains the tables added since, e.g. `leases`, the run records' `runs`, `run_rows`,
+# `run_lineage`, or the run log's `run_events`, `run_heads`, `run_inbox`, the first time a writer opens it.)
 
 LEASE_COLUMNS = "epoch, host, pid, run_id, acquired_at, renewed_at, expires_at, released"
 

@@ -49,7 +49,7 @@ def _check_postgres(url: str) -> None:
     except ValueError as exc:
         raise StoreUrlError(f"store URL {describe_store_url(url)!r} is malformed ({exc}); e.g. {_EXAMPLES}") from None
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # why: psycopg is an optional extra
     except ImportError:
         return  # the store itself reports the missing driver, with the fix
     try:

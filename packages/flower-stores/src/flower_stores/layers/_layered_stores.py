@@ -7,7 +7,7 @@ Postgres, your Redis adapter). ``append`` and every optional method go straight 
 returns is rewritten, and the stored copy is never modified.
 
 The SDK probes a store for its optional methods, so a layer has exactly the optional methods of its backend
-(see ``flower_stores._shared.passthrough``), the lease methods when the backend grants leases, and the `RunRecords` methods when
+(see ``flower_stores._shared.passthrough``), the lease methods when the backend grants leases, the `RunEventLog` / `RunInbox` methods and the `RunRecords` methods when
 it keeps run records. The `SessionIndex` questions
 (``has_session``, ``has_entry``, ``last_context``, ``counts``, ``where``) are always there: delegated to a
 backend that answers them, computed from its SDK protocol otherwise (see `session_index`).
@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from .._shared.passthrough import ALL_SDK_MIXINS, SdkMethodsThrough, Wrapper, has_all, sdk_mixins, variant
 from ..backends import PostgresSessionStore, SqliteSessionStore, is_store_url, store_from_url
+from ..events import RunEventsThrough
 from ..index import SessionIndex, session_index
 from ..lease import LeasesThrough
 from ..report import LoadReport, Rewritten
@@ -40,17 +41,18 @@ __all__ = ["PruningSessionStore", "TrimmingSessionStore"]
 def _mixins(path_or_store: Any) -> tuple[type, ...]:
     """What a layer over ``path_or_store`` passes through: exactly what the backend has."""
     if isinstance(path_or_store, (str, PathLike)):  # a path or URL: we build one of our stores, which has all
-        return (*ALL_SDK_MIXINS, LeasesThrough, RunRecordsThrough)
+        return (*ALL_SDK_MIXINS, LeasesThrough, RunRecordsThrough, RunEventsThrough)
     return (
         *sdk_mixins(path_or_store),
         *((LeasesThrough,) if has_all(path_or_store, LeasesThrough) else ()),
         *((RunRecordsThrough,) if has_all(path_or_store, RunRecordsThrough) else ()),
+        *((RunEventsThrough,) if has_all(path_or_store, RunEventsThrough) else ()),
     )
 
 
 if TYPE_CHECKING:
 
-    class _MayPresent(SdkMethodsThrough, LeasesThrough, RunRecordsThrough):
+    class _MayPresent(SdkMethodsThrough, LeasesThrough, RunRecordsThrough, RunEventsThrough):
         """What a type checker is told a layer has; at run time each is there only when the backend has it."""
 
 else:

@@ -36,6 +36,7 @@ from .credentials import ensure_credentials, interactive
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 from .stdin_prompt import STDIN, prompt_from
 
@@ -147,14 +148,25 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         view.line(f"  {budget_status(budget.file())}", "dim")
     _say_who_answers(g, opts, view, from_stdin)
 
-    driver = GoDriver(
-        runtime, channel, view=view, sink=sink, json_mode=g.json, interactive=interactive(), notes_dir=workbench.notes
-    )
-    with rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"):
+    with (
+        rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"),
+        publishing(g, runtime, sink, command="go", channel=channel) as published,
+    ):
+        sink = published.sink  # every event is published for `flower status/watch` and the page as well
+        driver = GoDriver(
+            runtime,
+            channel,
+            view=view,
+            sink=sink,
+            json_mode=g.json,
+            interactive=interactive(),
+            notes_dir=workbench.notes,
+        )
         try:
-            outcome = run_rescued(runtime, lambda: driver.run(workflow))
+            outcome = run_rescued(runtime, lambda: published.main(lambda: driver.run(workflow)))
         except WorkflowError as exc:
             raise Exit(ExitCode.USAGE, str(exc)) from exc
+        published.check_stopped(g.workspace)
         if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
             raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")

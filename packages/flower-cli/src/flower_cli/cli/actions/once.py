@@ -13,6 +13,7 @@ from .exit_codes import exit_code_for
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 from .session_ids import resolve_session
 from .stdin_prompt import prompt_from
@@ -62,14 +63,21 @@ def run_once(
         if resume:  # a unique prefix is enough (`flower analyze` shows 8 characters)
             where = f"for workspace {runtime.workspace} in {store_label(opts)}"
             resume = resolve_session(runtime.store, runtime.project_key, resume, where=where)
-        result = run_rescued(
-            runtime, lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
-        )
-        finish(opts, view, sink, runtime, result)
-        again = f'flower once --resume {result.session_id} --budget {{budget}} "carry on"'
-        spent = budget_exit(runtime, again if result.session_id else "flower once --budget {budget} PROMPT")
-        if spent is not None:
-            raise spent
-        code = exit_code_for(result)
-        if code != ExitCode.DONE:
-            raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
+        with publishing(opts, runtime, sink, command="once") as published:
+            sink = published.sink  # every event is published for `flower status/watch` as well
+            result = run_rescued(
+                runtime,
+                lambda: published.main(
+                    lambda: runtime.run(spec, prompt, step_name="ad-hoc", resume=resume, fork=fork, on_event=sink)
+                ),
+            )
+            published.check_stopped(opts.workspace)
+            assert result is not None  # only a stop ends main without a result, and check_stopped left then
+            finish(opts, view, sink, runtime, result)
+            again = f'flower once --resume {result.session_id} --budget {{budget}} "carry on"'
+            spent = budget_exit(runtime, again if result.session_id else "flower once --budget {budget} PROMPT")
+            if spent is not None:
+                raise spent
+            code = exit_code_for(result)
+            if code != ExitCode.DONE:
+                raise Exit(code, f"the step did not finish: {result.error or 'no result'}")

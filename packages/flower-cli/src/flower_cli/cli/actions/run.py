@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
+from ...go import HumanChannel
 from ...workflow import Workflow, WorkflowError
 from .budget import budget_from
 from .closing import conclude
@@ -16,6 +17,7 @@ from .credentials import ensure_credentials
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
+from .publish import publishing
 from .rescue import rescued, run_rescued
 
 if TYPE_CHECKING:
@@ -103,8 +105,18 @@ def run_workflow(
         recorded="the steps so far are",
         again="run the same `flower run` again (each step continues its session)",
     ):
-        try:
-            outcome = run_rescued(runtime, lambda: workflow.run(runtime, on_event=sink))
-        except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
-            raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
-        conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
+        with publishing(opts, runtime, sink, command="run", channel=_human_channel(workflow)) as published:
+            sink = published.sink  # every event is published for `flower status/watch` as well
+            try:
+                outcome = run_rescued(runtime, lambda: published.main(lambda: workflow.run(runtime, on_event=sink)))
+            except ValueError as exc:  # WorkflowError, or IsolationError from a runtime used inside a gate
+                raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
+            published.check_stopped(opts.workspace)
+            assert outcome is not None  # only a stop ends main without a result, and check_stopped left then
+            conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
+
+
+def _human_channel(workflow: Workflow) -> HumanChannel | None:
+    """The workflow's human channel when it is flower's own (answers and mail can reach it from elsewhere)."""
+    channel = getattr(workflow, "channel", None)
+    return channel if isinstance(channel, HumanChannel) else None
