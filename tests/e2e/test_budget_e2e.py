@@ -174,7 +174,10 @@ def test_once_reads_flower_budget_and_a_bad_one_is_a_usage_error(claude_env: Scr
     claude_env.script(Text("fine", usage=usage(1_000)))
     done = flower("--json", "once", "say fine", cwd=workspace, extra_env={"FLOWER_BUDGET": "5"})
     assert done.returncode == 0, done.stderr
-    last = json.loads(done.stdout.splitlines()[-1])
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    [step] = [e for e in events if e["kind"] == "result"]
+    assert step["payload"]["budget"]["limit_usd"] == 5.0 and step["payload"]["budget"]["stopped"] is False
+    last = events[-1]
     assert last["kind"] == "done" and last["budget"] == {
         "limit_usd": 5.0,
         "spent_usd": pytest.approx(last["cost_usd"], abs=1e-4),
