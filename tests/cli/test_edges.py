@@ -222,13 +222,15 @@ def test_doctor_warns_about_a_run_dir_others_can_read(tmp_path: Path) -> None:
     run_dir.mkdir(mode=0o755)
     run_dir.chmod(0o755)
     out = io.StringIO()
-    found = _show_run_dir(Renderer(out, color=False), run_dir)
-    assert found["private"] is False and found["mode"] == "0755"
+    problems: list[tuple[ExitCode, str]] = []
+    found = _show_run_dir(Renderer(out, color=False), run_dir, problems)
+    assert found["private"] is False and found["mode"] == "0755" and found["writable"] is True
     assert f"chmod 700 '{run_dir}'" in out.getvalue() and "!" in out.getvalue()
+    assert problems == [], "a readable run dir is a warning, not a problem"
     run_dir.chmod(0o700)
     out = io.StringIO()
-    assert _show_run_dir(Renderer(out, color=False), run_dir)["private"] is True
-    assert "chmod" not in out.getvalue()
+    assert _show_run_dir(Renderer(out, color=False), run_dir, problems)["private"] is True
+    assert "chmod" not in out.getvalue() and list(run_dir.iterdir()) == []
 
 
 # --- the key without echo ----------------------------------------------------------------------------

@@ -15,7 +15,8 @@ def test_without_flower_fleet_flower_fleet_says_what_to_install(
     assert main(["fleet", "status"]) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "`flower fleet` comes with flower-fleet, which is not installed: pip install flower-fleet"
+        "`flower fleet` comes with flower-fleet, which is not installed: in a checkout of flower, "
+        "pip install ./packages/flower-fleet (it is not on PyPI yet)"
     ]
 
 

@@ -22,7 +22,10 @@ def test_compact_policy_env_and_validation() -> None:
         CompactPolicy("sometimes")  # type: ignore[arg-type]
 
 
-def test_build_options_appends_instructions_and_is_portable(tmp_path: Path) -> None:
+def test_build_options_appends_instructions_and_is_portable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The harness's retry settings are flower's only when the person left them unset (see test_limit_wait.py).
+    monkeypatch.setenv("CLAUDE_CODE_RETRY_WATCHDOG", "1")
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     spec = AgentSpec("r", "Be brief.", env={"A": "1"}, compact=CompactPolicy("no_summary"), max_budget_usd=1.5)
     opts = build_options(spec, cwd=tmp_path, session_store=object(), resume="sid", fork=True)
     assert opts.system_prompt == {"type": "preset", "preset": "claude_code", "append": "Be brief."}

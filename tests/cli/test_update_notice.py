@@ -25,13 +25,17 @@ from flower_cli.cli._update_notice import (
     parse_version,
     upgrade_command,
 )
+from flower_cli.cli._update_source import Installed
+
+REPO = "https://example.org/flower/flower"  # the repository the installation's metadata names, in these tests
+OURS = Installed(from_index=True, repository=REPO)
 
 
 class Index:
     """A stand-in for PyPI's JSON API on 127.0.0.1: answers ``body`` (after ``delay`` s) and counts requests."""
 
     def __init__(self) -> None:
-        self.body: bytes = json.dumps({"info": {"version": "9.9.9"}}).encode()
+        self.body: bytes = json.dumps({"info": {"version": "9.9.9", "project_urls": {"Repository": REPO}}}).encode()
         self.delay = 0.0
         self.hits = 0
         index = self
@@ -103,7 +107,9 @@ def test_a_source_checkout_is_recognised() -> None:
 
 def test_asks_once_a_day_tells_once_a_day_per_version(tmp_path: Path, index: Index) -> None:
     now = [1_000_000.0]
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, clock=lambda: now[0], delay=0)
+    check = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     check.begin(["once", "hi"])
     assert check.thread is not None
     check.thread.join(10)
@@ -113,12 +119,16 @@ def test_asks_once_a_day_tells_once_a_day_per_version(tmp_path: Path, index: Ind
     assert "-m pip install --upgrade flower-cli" in notice and "FLOWER_NO_UPDATE" in notice
 
     now[0] += 3600  # the same day: no ask, no repeat of the notice
-    again = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, clock=lambda: now[0], delay=0)
+    again = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     again.begin(["once", "hi"])
     assert again.thread is None and again.end() is None and index.hits == 1
 
     now[0] += INTERVAL_S  # a day later: asked again, told again
-    later = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, clock=lambda: now[0], delay=0)
+    later = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, clock=lambda: now[0], delay=0
+    )
     later.begin(["run", "flows.py:main"])
     assert later.thread is not None
     later.thread.join(10)
@@ -127,7 +137,7 @@ def test_asks_once_a_day_tells_once_a_day_per_version(tmp_path: Path, index: Ind
 
 def test_nothing_to_say_when_current(tmp_path: Path, index: Index) -> None:
     index.body = json.dumps({"info": {"version": __version__}}).encode()
-    check = UpdateCheck(__version__, env=_env(tmp_path, index), source_checkout=False, delay=0)
+    check = UpdateCheck(__version__, env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=0)
     check.begin(["once", "x"])
     assert check.thread is not None
     check.thread.join(10)
@@ -135,19 +145,24 @@ def test_nothing_to_say_when_current(tmp_path: Path, index: Index) -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "args", "checkout"),
+    ("extra", "args", "checkout", "installation"),
     [
-        ({"FLOWER_NO_UPDATE": "1"}, ["once"], False),
-        ({"CI": "true"}, ["once"], False),
-        ({}, ["--help"], False),
-        ({}, ["--version"], False),
-        ({}, ["once"], True),
+        ({"FLOWER_NO_UPDATE": "1"}, ["once"], False, OURS),
+        ({"CI": "true"}, ["once"], False, OURS),
+        ({"DO_NOT_TRACK": "1"}, ["once"], False, OURS),
+        ({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}, ["once"], False, OURS),
+        ({}, ["--help"], False, OURS),
+        ({}, ["--version"], False, OURS),
+        ({}, ["once"], True, OURS),
+        ({}, ["once"], False, Installed(from_index=False, repository=REPO)),  # from a path or a git+ URL
+        ({}, ["once"], False, Installed(from_index=True, repository="")),  # names no repository
     ],
 )
 def test_off_means_no_ask_no_file_no_notice(
-    tmp_path: Path, index: Index, extra: dict[str, str], args: list[str], checkout: bool
+    tmp_path: Path, index: Index, extra: dict[str, str], args: list[str], checkout: bool, installation: Installed
 ) -> None:
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index, **extra), source_checkout=checkout, delay=0)
+    env = _env(tmp_path, index, **extra)
+    check = UpdateCheck("0.1.0", env=env, source_checkout=checkout, installation=installation, delay=0)
     assert check.off_reason(args)
     check.begin(args)
     assert check.thread is None and check.end() is None
@@ -159,7 +174,7 @@ def test_offline_is_silent_and_waits_a_day(tmp_path: Path) -> None:
     url = closed.url
     closed.close()  # nothing listens there now: connection refused
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "FLOWER_UPDATE_URL": url}
-    check = UpdateCheck("0.1.0", env=env, source_checkout=False, delay=0)
+    check = UpdateCheck("0.1.0", env=env, source_checkout=False, installation=OURS, delay=0)
     check.begin(["once"])
     assert check.thread is not None
     check.thread.join(10)
@@ -172,7 +187,7 @@ def test_offline_is_silent_and_waits_a_day(tmp_path: Path) -> None:
 
 def test_a_garbage_answer_is_silent(tmp_path: Path, index: Index) -> None:
     index.body = b"<html>captive portal</html>"
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, delay=0)
+    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=0)
     check.begin(["once"])
     assert check.thread is not None
     check.thread.join(10)
@@ -181,7 +196,9 @@ def test_a_garbage_answer_is_silent(tmp_path: Path, index: Index) -> None:
 
 def test_a_hanging_index_is_bounded_and_never_waited_for(tmp_path: Path, index: Index) -> None:
     index.delay = 5.0
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, delay=0, timeout=0.5)
+    check = UpdateCheck(
+        "0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=0, timeout=0.5
+    )
     check.begin(["once"])
     assert check.thread is not None
     started = time.perf_counter()
@@ -192,7 +209,7 @@ def test_a_hanging_index_is_bounded_and_never_waited_for(tmp_path: Path, index: 
 
 
 def test_a_command_over_before_the_delay_never_asks(tmp_path: Path, index: Index) -> None:
-    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, delay=5.0)
+    check = UpdateCheck("0.1.0", env=_env(tmp_path, index), source_checkout=False, installation=OURS, delay=5.0)
     check.begin(["once"])
     assert check.thread is not None
     check.end()
@@ -202,6 +219,7 @@ def test_a_command_over_before_the_delay_never_asks(tmp_path: Path, index: Index
 
 _AS_INSTALLED = (
     "import flower_cli.cli._update_notice as u; u.installed_from_source = lambda *a: False; "
+    f"u.installed_distribution = lambda name: u.Installed(True, {REPO!r}); "
     "from flower_cli.__main__ import main; main()"
 )
 

@@ -7,10 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from harness import RecordedRequest, ScriptedServer, result_text
 
@@ -89,3 +92,14 @@ def tool_result_after(server: ScriptedServer, tool: str) -> str:
             if block.get("tool_use_id") in ids:
                 return result_text(block)
     return ""
+
+
+def store_place(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, list[str], str]:
+    """For a test parametrised ``["sqlite", "postgres"]``: a fresh workspace, the ``flower`` options that name its
+    store (none: the run dir's sessions.db; ``--store URL``: the test server), and that store's URL."""
+    workspace = tmp_path / f"ws-{time.time_ns()}"  # unique: its project key is unique on a shared server too
+    workspace.mkdir()
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("pg_url")
+        return workspace, ["--store", url], url
+    return workspace, [], f"sqlite:///{workspace / 'runs' / 'sessions.db'}"

@@ -84,6 +84,8 @@ def test_status_watch_answer_mail_stop_from_another_process_and_a_wake(
         done = other_process("--json", "status")
         if done.returncode == 2 and "nothing has run in this workspace yet" in done.stderr:
             return None  # the run has not opened its store yet
+        if done.returncode != 0 and "nothing was ever written there" in done.stderr:
+            return None  # the run has not created its PostgreSQL schema yet (a loaded machine starts it slowly)
         assert done.returncode == 0, done.stderr
         return mine(json.loads(done.stdout)["runs"])
 

@@ -188,6 +188,9 @@ def test_clarify_goal_work_judged_twice_continues_the_same_session(claude_env: S
     lineage = json.loads((workspace / "runs" / "lineage.json").read_text())
     assert set(lineage["steps"]) == {"clarify", "goal", "work"} and lineage["steps"]["work"] == work[0]["session_id"]
     assert "== clarify" in done.stderr and "== work" in done.stderr and "3/3" in done.stderr
+    # each judge's words sit under a header of their own, after the round it judges
+    first_judge = done.stderr.index("== work·judge#1")
+    assert done.stderr.index("== work ") < first_judge < done.stderr.index("== work·judge#2")
 
 
 def test_unreachable_with_nobody_answering_stops_with_exit_1_and_the_reason(
@@ -545,6 +548,10 @@ def test_ctrl_c_at_the_terminal_then_words_continue_the_session_and_a_second_ctr
     assert "interrupted; the step 'work' is recorded" in term.screen
     [row] = [r for r in rows(workspace) if r["step"] == "work"]
     assert row["ok"] is False and row["error"] == "interrupted-by-human" and row["interrupts"] == 1
+    said = " ".join(term.screen.split())
+    assert f"(session {row['session_id']}); to continue: run `flower` again in this workspace" in said, (
+        "Ctrl-C's line names the session and the command that goes on, as SIGTERM's does"
+    )
     lineage = json.loads((workspace / "runs" / "lineage.json").read_text())
     assert lineage["steps"]["work"] == row["session_id"]
 
@@ -568,6 +575,10 @@ def test_ctrl_c_in_a_pipe_exits_130_at_once(claude_env: ScriptedServer, workspac
     assert "Traceback" not in err and "interrupted; the step 'work' is recorded" in err
     [row] = rows(workspace)
     assert row["step"] == "work" and row["error"] == "interrupted-by-human"
+    said = " ".join(err.split())
+    assert "; to continue: run `flower` again in this workspace" in said
+    if row["session_id"]:  # the harness may not have started the session before the signal
+        assert f"(session {row['session_id']})" in said
 
 
 # --- waking after the goal was achieved (issue 21) ---------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
+from e2e._runs import store_place
 
 from flower_stores import LeaseOwner, store_from_url
 from harness import ScriptedServer, Text, bash
@@ -97,12 +98,7 @@ class Place:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    workspace = tmp_path / f"ws-{time.time_ns()}"  # unique: its project key is unique on a shared server too
-    workspace.mkdir()
-    if request.param == "postgres":
-        url: str = request.getfixturevalue("pg_url")
-        return Place(workspace, ["--store", url], url)
-    return Place(workspace, [], f"sqlite:///{workspace / 'runs' / 'sessions.db'}")
+    return Place(*store_place(request, tmp_path))
 
 
 @pytest.fixture

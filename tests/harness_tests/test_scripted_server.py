@@ -292,3 +292,30 @@ def test_after_holds_a_reply_until_its_condition_holds(scripted_api: ScriptedSer
     scripted_api.script(After(lambda s: False, Text("never"), timeout=0.5))
     status, _, _ = post(scripted_api, {"model": "m", "messages": [USER]})
     assert status == 500 and "After" in scripted_api.rejected[-1][1]
+
+
+def test_a_usage_limit_window_refuses_with_the_unified_headers_then_the_script_goes_on(
+    scripted_api: ScriptedServer,
+) -> None:
+    from flower_cli.testing import spend_capped, usage_limited, when_prompt
+
+    body = {"model": "m", "stream": True, "messages": [USER]}
+    hi = when_prompt("hi")
+    scripted_api.script(ScriptStep(usage_limited(600, claim="seven_day"), hi), ScriptStep(Text("after"), hi))
+    before = time.time()
+    for _ in range(2):  # the request that opens the window, and one inside it: neither takes a step
+        status, headers, _ = post(scripted_api, body)
+        assert status == 429 and headers["anthropic-ratelimit-unified-status"] == "rejected"
+    assert headers["anthropic-ratelimit-unified-representative-claim"] == "seven_day"
+    assert scripted_api.limit_ends is not None and scripted_api.limit_ends - before == pytest.approx(600, abs=1.5)
+    assert headers["anthropic-ratelimit-unified-7d-reset"] == headers["anthropic-ratelimit-unified-reset"]
+    other = {**body, "messages": [{"role": "user", "content": "another agent"}]}
+    scripted_api.script(ScriptStep(Text("served"), when_prompt("another agent")))
+    assert post(scripted_api, other)[0] == 200, "a keyed window limits only its own agent's requests"
+    assert len(scripted_api.limited) == 2 and scripted_api.pending == 1
+    scripted_api.lift_limits()
+    assert post(scripted_api, body)[0] == 200 and scripted_api.pending == 0
+    scripted_api.script(spend_capped())
+    status, headers, raw = post(scripted_api, body)
+    assert status == 429 and "usage limits" in json.loads(raw)["error"]["message"]
+    assert headers["anthropic-ratelimit-unified-overage-disabled-reason"] == "out_of_credits"

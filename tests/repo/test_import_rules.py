@@ -255,7 +255,9 @@ CLI_LAYERS: dict[str, set[str]] = {
     "go": {"_shared", "runtime", "roles", "workflow", "view"},
     # `flower ui`'s page: the web application and its run sources (this workspace's through `Control`).
     "ui": {"_shared", "control"},
-    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui"},
+    # `flower demo`'s story and its player: the scripted server plays the roles (their rules key the replies).
+    "demo": {"_shared", "roles", "testing"},
+    "cli": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "ui", "demo"},
     "__init__": {"_shared", "runtime", "roles", "workflow", "view", "go", "analyze", "control", "cli", "ui"},
     "__main__": {"_shared", "cli", "__init__"},
 }
@@ -299,6 +301,7 @@ STORES_LAYERS: dict[str, set[str]] = {
     "backends": {"_shared", "lease", "runs", "events"},  # SQLite, PostgreSQL, store URLs
     "backfill": {"_shared", "lease"},  # import_transcript: a store filled from the harness's files
     "layers": {"_shared", "report", "rewrite", "index", "runs", "events", "lease", "backends"},
+    "upkeep": {"_shared", "runs", "lease", "backends"},  # StoreUpkeep: delete, prune, compact, size
     "__init__": {
         "_shared",
         "report",
@@ -312,6 +315,7 @@ STORES_LAYERS: dict[str, set[str]] = {
         "backends",
         "backfill",
         "layers",
+        "upkeep",
     },  # fmt: skip
 }
 STORES_SRC = PACKAGES / "flower-stores" / "src" / "flower_stores"

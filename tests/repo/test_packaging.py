@@ -92,7 +92,7 @@ def test_flower_fleet_installs_with_its_siblings_and_mounts_flower_fleet(tmp_pat
     without = subprocess.run(
         [str(python), "-m", "flower_cli", "fleet", "status"], capture_output=True, text=True, env=env, timeout=120
     )
-    assert without.returncode == 2 and "pip install flower-fleet" in without.stderr, without.stderr
+    assert without.returncode == 2 and "pip install ./packages/flower-fleet" in without.stderr, without.stderr
     fleet = subprocess.run([*pip, str(ROOT / "packages" / "flower-fleet")], capture_output=True, text=True, timeout=600)
     assert fleet.returncode == 0, fleet.stderr[-3000:]
     helped = subprocess.run(

@@ -1,4 +1,4 @@
-"""The root README's `flower analyze` samples keep the columns and the summary the command prints: the default
+"""The `flower analyze` samples (docs/analyze.md, where the README's tour of it moved) keep the columns and the summary the command prints: the default
 table (which fits DEFAULT_WIDTH columns) and `--wide` (every column)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 from flower_cli.analyze._table import DEFAULT_WIDTH, SESSION_COLUMNS, SESSION_HEADERS, STEP_COLUMNS, STEP_HEADERS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "analyze.md"
 
 
 def _sample(command: str) -> list[str]:
     text = README.read_text(encoding="utf-8")
     block = re.search(rf"```\n\$ {re.escape(command)}\n(.*?)```", text, flags=re.S)
-    assert block, f"the README's tour shows `$ {command}` and its output in a code block"
+    assert block, f"docs/analyze.md shows `$ {command}` and its output in a code block"
     return block.group(1).splitlines()
 
 

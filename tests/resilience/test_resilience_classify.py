@@ -8,6 +8,7 @@ import pytest
 from claude_agent_sdk import (
     AssistantMessage,
     CLIConnectionError,
+    CLIJSONDecodeError,
     CLINotFoundError,
     ProcessError,
     RateLimitEvent,
@@ -211,6 +212,12 @@ def test_sdk_exceptions() -> None:
     assert classify(CLIConnectionError("ProcessTransport is not ready for writing")) == "unknown"
     max_turns = ResultError("error", data={"subtype": "error_max_turns", "is_error": True})
     assert classify(max_turns) == "fatal"
+    # A line of the harness larger than the SDK's buffer: the same launch fails alike every time (not retried).
+    too_big = CLIJSONDecodeError(
+        "JSON message exceeded maximum buffer size of 1048576 bytes", ValueError("Buffer size 4194304 exceeds limit")
+    )
+    assert classify(too_big) == "fatal"
+    assert classify("Failed to decode JSON: JSON message exceeded maximum buffer size of 1048576 bytes...") == "fatal"
 
 
 def test_python_exceptions_and_their_causes() -> None:

@@ -18,6 +18,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     CLIConnectionError,
+    CLIJSONDecodeError,
     InMemorySessionStore,
     RateLimitEvent,
     RateLimitInfo,
@@ -486,6 +487,23 @@ async def test_a_streamed_prompt_is_resumed_but_never_replayed(online: tuple[str
     stream = resilient_query(prompt=prompts(), policy=FakeTime().policy(), query_fn=fake, probe_target=online)
     await drain(stream)
     assert fake.calls[1].prompt == RESUME_PROMPT and stream.record.ok
+
+
+async def test_a_line_over_the_sdks_buffer_is_not_retried(online: tuple[str, int]) -> None:
+    """The SDK refused one line of the harness's output as too large (a fork of a big session): every retry of the
+    same launch would read the same line and fail the same way, after paid requests — one attempt, fatal."""
+    too_big = CLIJSONDecodeError(
+        "JSON message exceeded maximum buffer size of 1048576 bytes", ValueError("Buffer size 4194304 exceeds limit")
+    )
+    fake = FakeQuery([[init(S1), too_big], [init(S1), result(S1)]])
+    events: list[ResilienceEvent] = []
+    stream = resilient_query(
+        prompt="fork it", policy=FakeTime().policy(), on_event=events.append, query_fn=fake, probe_target=online
+    )
+    await drain(stream)
+    assert len(fake.calls) == 1 and not stream.record.ok
+    assert [a.kind for a in stream.record.attempts] == ["fatal"]
+    assert "maximum buffer size" in (stream.record.error or "")
 
 
 async def test_harness_made_messages_without_an_error_stay_out_but_do_not_fail_the_run(online: tuple[str, int]) -> None:

@@ -116,3 +116,17 @@ def test_the_session_index_example_holds(
         == _printed(block)
         == ["True True True", "3052 (1, 1)", "QueryNotSupported"]
     )
+
+
+def test_the_upkeep_example_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = _python_blocks()[5]
+    assert "StoreUpkeep" in block
+    monkeypatch.chdir(tmp_path)  # its sessions.db goes to the current directory
+    exec(compile(block, str(README), "exec"), {"__name__": "readme"})
+    assert (
+        capsys.readouterr().out.splitlines()
+        == _printed(block)
+        == ["[('session-1', True), ('session-2', False)]", "['session-0']", "True"]
+    )

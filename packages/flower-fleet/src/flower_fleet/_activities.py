@@ -128,7 +128,7 @@ class FleetActivities:
         try:
             return prepared, load_workflow(prepared.path, spec.workflow)
         except PlanError as exc:
-            raise ApplicationError(str(exc), type="PlanError", non_retryable=True) from exc
+            raise _mistake(str(exc), "PlanError") from None
 
     async def _workspace(self, spec: RunSpec, claim: str = "") -> Prepared:
         """The run's workspace (git in a worker thread: the heartbeats keep flowing); with ``claim`` (who: "step
@@ -150,6 +150,9 @@ class FleetActivities:
             lease_ttl=spec.heartbeat_timeout,
             lease_owner=LeaseOwner(socket.gethostname(), os.getpid(), f"{spec.run_id}#{attempt}"),
             budget=budget,
+            # A usage limit ends the step at once: the workflow waits for the reset on a durable timer, holding
+            # no worker slot, and then schedules the step again (any worker; the same session).
+            limit_wait=0,
         )
 
     @contextlib.contextmanager
@@ -172,7 +175,7 @@ class FleetActivities:
             # by a later one: not this attempt's to drive now; Temporal retries after a pause.
             raise _superseded(f"the {what}'s session is not this attempt's to drive: {exc}") from None
         except ValueError as exc:  # WorkflowError / IsolationError: a mistake in the workflow, no retry
-            raise ApplicationError(str(exc), type="WorkflowError", non_retryable=True) from exc
+            raise _mistake(str(exc), "WorkflowError") from None
 
     @activity.defn(name=READ_PLAN)
     async def read_plan(self, spec: RunSpec) -> Plan:
@@ -229,6 +232,7 @@ class FleetActivities:
             # Only a restore is a restore: a fresh clone's step-end commit is its checkpoint, not its origin.
             restored_from=prepared.commit or "",
             checkpoint=commit or "",
+            limited_until=result.limited_until if result is not None else None,
         )
 
     @activity.defn(name=RUN_PHASE)
@@ -270,6 +274,15 @@ class FleetActivities:
         outcome.restored_from = prepared.commit or ""  # only a restore is a restore (see run_step)
         outcome.checkpoint = commit or ""
         return outcome
+
+
+def _mistake(why: str, kind: str) -> ApplicationError:
+    """The error a mistake in the run's flows.py or workflow ends its activity with: not retried, its reason in
+    the run's history (`flower fleet status` and `logs` show it), and one line in the worker's log — Temporal
+    logs a failure with its traceback (the worker's own frames, twice over a chained error), but benign ones at
+    debug level only."""
+    activity.logger.warning("run %s: %s", activity.info().workflow_id, why)
+    return ApplicationError(why, type=kind, non_retryable=True, category=ApplicationErrorCategory.BENIGN)
 
 
 def _superseded(why: str) -> ApplicationError:

@@ -6,20 +6,23 @@ imports the Temporal SDK inside its function.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import math
 import os
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
+    from temporalio.runtime import Runtime
+
     from ._client import Fleet  # why: it loads Temporal; flower --help loads this module
     from ._model import RunState
 
@@ -27,51 +30,95 @@ __all__ = ["app"]
 
 T = TypeVar("T")
 
+# Exit codes as flower's: 1 the run did not complete, 2 a usage mistake, 3 configuration (the server).
+_NOT_DONE, _USAGE, _CONFIG = 1, 2, 3
+_RUN_ID = "20261206-101500-a1b2c3"  # the examples' run id, as `submit` makes them
+
+
+def _example(*lines: str) -> str:
+    """A command's help epilog: its example, printed as written (click's \\b: not re-wrapped)."""
+    return "\b\n" + ("Example:" if len(lines) == 1 else "Examples:") + "\n" + "\n".join(f"  {e}" for e in lines)
+
+
 app = typer.Typer(
     help=(
         "Run flower workflows on many machines, on a Temporal server (FLOWER_TEMPORAL=host:port): "
         "`flower fleet worker` on each machine, `flower fleet submit flows.py:main` from anywhere."
     ),
+    epilog=_example(
+        "flower fleet worker --store postgresql://fleet@db.example/flower",
+        "flower fleet submit flows.py:main --shared --wait",
+    ),
     rich_markup_mode=None,
     no_args_is_help=True,
 )
 
-# Exit codes as flower's: 1 the run did not complete, 2 a usage mistake, 3 configuration (the server).
-_NOT_DONE, _USAGE, _CONFIG = 1, 2, 3
-
 
 def _fail(code: int, message: str) -> typer.Exit:
     sys.stderr.write(f"flower fleet: {message}\n")
+    _leave(code)
     return typer.Exit(code)
 
 
-def _run(work: Callable[[Fleet], Awaitable[T]]) -> T:
-    """Connect (FLOWER_TEMPORAL…), run ``work``, and turn the fleet's errors into one line and an exit code."""
-
-    from ._client import Fleet, RunNotFoundError  # why: it loads Temporal; flower --help loads this module
-    from ._config import FleetConfigError
-
-    async def go() -> T:
-        fleet = await Fleet.connect()
-        return await work(fleet)
-
-    try:
-        return asyncio.run(go())
-    except FleetConfigError as exc:
-        raise _fail(_CONFIG, str(exc)) from None
-    except RunNotFoundError as exc:
-        raise _fail(_USAGE, str(exc)) from None
-
-
 def _leave(code: int) -> None:
-    """End the process now, after flushing: a short-lived Temporal client can abort in interpreter shutdown
-    (temporalio/sdk-python#300), which would turn a finished command into a crash."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """Returns, unless a command's Temporal runtime outlived it: then the process ends here (`_lifetime.leave`)."""
+    if "flower_fleet._lifetime" in sys.modules:  # loaded only by a command that connected
+        sys.modules["flower_fleet._lifetime"].leave(code)
+
+
+def _failure(exc: BaseException) -> tuple[int, str] | None:
+    """The exit code and the one line for a failure the fleet knows (None: a bug, which keeps its traceback)."""
+    from temporalio.service import RPCError
+
+    from ._client import RunNotFoundError
+    from ._config import FleetConfig, FleetConfigError
+    from ._transport import SERVER_TROUBLE, call_failure
+
+    if isinstance(exc, FleetConfigError):
+        return _CONFIG, str(exc)
+    if isinstance(exc, RunNotFoundError):
+        return _USAGE, f"{exc}; `flower fleet status` lists the runs"
+    if isinstance(exc, RPCError):
+        address = FleetConfig.from_env().address
+        return (_CONFIG if exc.status in SERVER_TROUBLE else _NOT_DONE), call_failure(address, exc)
+    return None
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A known failure, as plain values: an exception would keep, through its traceback's frames, the client
+    and its runtime alive past the command (see `_lifetime`)."""
+
+    code: int
+    message: str
+
+
+def _run(work: Callable[[Fleet], Awaitable[T]], root: Path | None = None) -> T:
+    """Connect (FLOWER_TEMPORAL…), run ``work`` on a Temporal runtime of this command's own (gone before this
+    returns: see `_lifetime`), and turn the fleet's errors into one line and an exit code."""
+    from ._client import Fleet
+    from ._lifetime import forget_tracebacks, run_on_own_runtime
+
+    async def go(runtime: Runtime) -> T | _Failed:
+        try:
+            fleet = await Fleet.connect(runtime=runtime, root=root)
+            return await work(fleet)
+        except Exception as exc:
+            known = _failure(exc)
+            if known is None:
+                raise
+            forget_tracebacks(exc)
+            return _Failed(*known)
+
+    outcome = run_on_own_runtime(go)
+    if isinstance(outcome, _Failed):
+        raise _fail(outcome.code, outcome.message)
+    return outcome
 
 
 def _state_lines(state: RunState) -> list[str]:
+    from ._logs import one_line  # why: it imports Temporal's enums, which `flower --help` must not load
+
     head = f"{state.run_id}  {state.status}  {state.workflow}  ${state.cost_usd:.4f}"
     lines = [head]
     done = {o.step: o for o in state.done}
@@ -80,11 +127,15 @@ def _state_lines(state: RunState) -> list[str]:
     for name in state.steps:
         outcome = done.get(name)
         if outcome is not None:
-            how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {outcome.error}")
+            how = "skipped" if outcome.skipped else ("ok" if outcome.ok else f"failed: {one_line(outcome.error)}")
             line = f"  {name}: {how}  session {outcome.session_id or '-'}  on {outcome.worker or '-'}"
             if outcome.restored_from:
                 line += f"  (workspace restored from checkpoint {outcome.restored_from[:12]})"
             lines.append(line)
+        elif name == state.step and state.limited_until is not None:
+            # Waiting on a timer for a usage limit's reset: no activity, no worker slot held.
+            until = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(state.limited_until))
+            lines.append(f"  {name}: limited until {until} (a usage limit; no worker slot held)")
         elif name in running:
             held = running[name]
             lines.append(f"  {name}: {held.state or 'running'}  attempt {held.attempt}  on {held.worker or '-'}")
@@ -95,8 +146,14 @@ def _state_lines(state: RunState) -> list[str]:
     if state.question:
         lines.append(f"  question: {state.question}")
     if state.error:
-        lines.append(f"  error: {state.error}")
+        lines.append(f"  error: {one_line(state.error)}")
     return lines
+
+
+def _reason(state: RunState) -> str:
+    from ._logs import one_line  # why: as in _state_lines
+
+    return one_line(state.error)
 
 
 def _as_json(state: RunState) -> str:
@@ -104,8 +161,9 @@ def _as_json(state: RunState) -> str:
     return json.dumps({**dataclasses.asdict(state), "cost_usd": state.cost_usd}, ensure_ascii=False)
 
 
-@app.command()
+@app.command(epilog=_example("flower fleet worker --store postgresql://fleet@db.example/flower --slots 2"))
 def worker(
+    ctx: typer.Context,
     slots: Annotated[int, typer.Option("--slots", min=1, help="How many steps this machine runs at once.")] = 1,
     store: Annotated[
         str | None,
@@ -128,16 +186,14 @@ def worker(
     ] = 300.0,
 ) -> None:
     """Run steps of the fleet's runs on this machine until SIGTERM (which hands its running steps back)."""
+    # flower takes --store as its global option (before or after the command): it arrives in ctx.obj.
+    url = store or getattr(ctx.obj, "store", None) or os.environ.get("FLOWER_STORE_URL") or None
+    if url is None:
+        raise _fail(_USAGE, "a worker needs the store every worker shares: --store postgresql://… or FLOWER_STORE_URL")
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise _fail(_USAGE, f"--store {url.split(':', 1)[0]}:…: a fleet's store is PostgreSQL (postgresql://…)")
 
-    from ._client import Fleet  # why: it loads Temporal; flower --help loads this module
-    from ._config import FleetConfigError
-
-    url = store or os.environ.get("FLOWER_STORE_URL") or None
-    if url is None or not url.startswith(("postgresql://", "postgres://")):
-        raise _fail(_USAGE, "a worker needs the shared PostgreSQL store: --store postgresql://… or FLOWER_STORE_URL")
-
-    async def go() -> None:
-        fleet = await Fleet.connect(root=root)
+    async def go(fleet: Fleet) -> None:
         made = fleet.worker(slots=slots, store=url, heartbeat_every=heartbeat_every, checkpoint_every=checkpoint_every)
         sys.stderr.write(
             f"flower fleet: worker {made.config().get('identity')} polling {fleet.config.task_queue} "
@@ -145,10 +201,7 @@ def worker(
         )
         await fleet.run_worker(made)
 
-    try:
-        asyncio.run(go())
-    except FleetConfigError as exc:
-        raise _fail(_CONFIG, str(exc)) from None
+    _run(go, root=root)
     _leave(0)
 
 
@@ -158,7 +211,12 @@ def _is_workflow(target: str) -> bool:
     return re.fullmatch(r"[\w./~-]+:[A-Za-z_]\w*", target.strip()) is not None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "flower fleet submit flows.py:main --repo git@example.com:me/project.git --wait",
+        'flower fleet submit "add a greeting to the README" --shared',
+    )
+)
 def submit(
     target: Annotated[
         str,
@@ -235,13 +293,14 @@ def submit(
     rid, state = _run(go)
     if state is None:
         print(rid)
-        _leave(0)
-    assert state is not None
+        return _leave(0)
     print("\n".join(_state_lines(state)))
-    _leave(0 if state.status == "completed" else _NOT_DONE)
+    if state.status != "completed":
+        raise _fail(_NOT_DONE, f"run {rid} {state.status}" + (f": {_reason(state)}" if state.error else ""))
+    _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet status {_RUN_ID}", "flower --json fleet status"))
 def status(
     ctx: typer.Context,
     run: Annotated[str | None, typer.Argument(help="One run's id [default: every run, newest first].")] = None,
@@ -260,7 +319,7 @@ def status(
     _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f'flower fleet answer {_RUN_ID} "in French, please"'))
 def answer(
     run: Annotated[str, typer.Argument(help="The run's id.")],
     text: Annotated[str, typer.Argument(help="The answer (empty: skip the question; the agent decides).")],
@@ -274,7 +333,7 @@ def answer(
     _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet cancel {_RUN_ID}"))
 def cancel(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
     """Cancel a run: its running step stops at its next heartbeat and is recorded."""
 
@@ -285,7 +344,7 @@ def cancel(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
     _leave(0)
 
 
-@app.command()
+@app.command(epilog=_example(f"flower fleet logs {_RUN_ID}"))
 def logs(run: Annotated[str, typer.Argument(help="The run's id.")]) -> None:
     """A run's history: each step's attempts, the worker of each, how each ended."""
 

@@ -10,19 +10,21 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
-from ._activities import FleetActivities
 from ._config import FleetConfig
-from ._logs import history_lines
+from ._lifetime import forget_tracebacks
+from ._logs import failure_reason, history_lines
 from ._model import GoSpec, RunningStep, RunSpec, RunState
+from ._transport import is_not_found
 from ._workflow import FleetRun
 
 __all__ = ["Fleet", "RunNotFoundError"]
@@ -66,14 +68,26 @@ class Fleet:
         self.config = config
 
     @classmethod
-    async def connect(cls, config: FleetConfig | None = None, **overrides: Any) -> Fleet:
+    async def connect(
+        cls, config: FleetConfig | None = None, *, runtime: Runtime | None = None, **overrides: Any
+    ) -> Fleet:
         """Connect to the fleet's server: ``config``, else the environment with ``overrides`` (address=,
-        namespace=, task_queue=, root=, …) winning. Raises `FleetConfigError` when it cannot be reached."""
+        namespace=, task_queue=, root=, …) winning; on ``runtime`` (None: the SDK's default, which lives as long
+        as the process — a short-lived program passes its own, see `flower_fleet._lifetime`). Raises
+        `FleetConfigError` when the server cannot be reached; a call the server then refuses raises its
+        ``RPCError`` (a run that does not exist: `RunNotFoundError`)."""
         config = config or FleetConfig.from_env(**overrides)
-        return cls(await config.client(), config)
+        return cls(await config.client(runtime), config)
 
     def _handle(self, run_id: str) -> WorkflowHandle[Any, RunState]:
         return self.client.get_workflow_handle(run_id, result_type=RunState)
+
+    def _missing(self, error: RPCError, run_id: str, *, running: bool = False) -> NoReturn:
+        """Raise `RunNotFoundError` when the server has no such run (or, ``running``, none still running); the
+        server's own error otherwise (unreachable, refused: the command says so in one line)."""
+        if not is_not_found(error):
+            raise error
+        raise RunNotFoundError(f"no {'running ' if running else ''}run {run_id!r} on {self.config.address}") from error
 
     async def submit(
         self,
@@ -122,8 +136,8 @@ class Fleet:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
-        except WorkflowAlreadyStartedError:
-            pass  # it ran already: idempotent
+        except WorkflowAlreadyStartedError as exc:
+            forget_tracebacks(exc)  # it ran already: idempotent (and the error must not pin the runtime)
         return run_id
 
     async def result(self, run_id: str) -> RunState:
@@ -135,7 +149,7 @@ class Fleet:
         except WorkflowFailureError:
             return await self.state(run_id)
         except RPCError as exc:
-            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}: {exc}") from exc
+            self._missing(exc, run_id)
 
     async def state(self, run_id: str) -> RunState:
         """The run as it is now: its steps, the worker and session of each, a pending question, its status."""
@@ -143,7 +157,7 @@ class Fleet:
         try:
             described = await handle.describe()
         except RPCError as exc:
-            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
+            self._missing(exc, run_id)
         status = _STATUS.get(described.status or WorkflowExecutionStatus.RUNNING, "unknown")
         state: RunState | None = None
         if described.status == WorkflowExecutionStatus.COMPLETED:
@@ -151,7 +165,8 @@ class Fleet:
         else:
             try:
                 state = await handle.query(FleetRun.query_state, rpc_timeout=timedelta(seconds=10))
-            except (TimeoutError, RPCError, RuntimeError):
+            except (TimeoutError, RPCError, RuntimeError) as exc:
+                forget_tracebacks(exc)  # the client keeps a failed call's error: see _lifetime
                 state = None  # an ended run with no worker to answer: the status alone
         state = state or RunState(run_id=run_id)
         state.running = [_running(p) for p in described.raw_description.pending_activities]
@@ -159,6 +174,10 @@ class Fleet:
         # normally ("failed", with its error), and the server's "completed" must not hide that.
         if status not in ("running", "completed") or state.status == "starting":
             state.status = status if status != "running" else state.status
+        if state.status not in ("running", "completed", "starting") and not state.error:
+            # Ended before its workflow could record why (its plan could not be read, it was terminated): the
+            # history has the reason.
+            state.error = failure_reason(await handle.fetch_history())
         return state
 
     async def runs(self, limit: int = 50) -> AsyncIterator[str]:
@@ -176,21 +195,21 @@ class Fleet:
         try:
             await self._handle(run_id).signal(FleetRun.answer, text)
         except RPCError as exc:
-            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
+            self._missing(exc, run_id, running=True)
 
     async def cancel(self, run_id: str) -> None:
         """Cancel the run; its running step stops at its next heartbeat and is recorded."""
         try:
             await self._handle(run_id).cancel()
         except RPCError as exc:
-            raise RunNotFoundError(f"no running run {run_id!r} on {self.config.address}") from exc
+            self._missing(exc, run_id, running=True)
 
     async def logs(self, run_id: str) -> list[str]:
         """The run's history as lines: each step's attempts, which worker took them, how they ended."""
         try:
             history = await self._handle(run_id).fetch_history()
         except RPCError as exc:
-            raise RunNotFoundError(f"no run {run_id!r} on {self.config.address}") from exc
+            self._missing(exc, run_id)
         return history_lines(history)
 
     def worker(
@@ -207,6 +226,10 @@ class Fleet:
         shares) and workspaces under ``root`` (default: the config's fleet root); a ``--repo`` run's workspace is
         checkpointed every ``checkpoint_every`` seconds while a step runs. Run it with ``await
         worker.run()``; ``await worker.shutdown()`` stops polling and hands its running steps back."""
+        # Imported here: the activities load flower's runtime and the Agent SDK (seconds on a busy machine),
+        # which the client-only commands (status, logs, submit …) never use.
+        from ._activities import FleetActivities
+
         activities = FleetActivities(
             root=(root or self.config.root).expanduser().resolve(),
             store=store,

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
+
+from ._transport import unreachable
 
 __all__ = ["DEFAULT_ROOT", "DEFAULT_TASK_QUEUE", "FleetConfig", "FleetConfigError"]
 
@@ -76,8 +79,9 @@ class FleetConfig:
     def tls(self) -> bool:
         return any(x is not None for x in (self.tls_ca, self.tls_cert, self.tls_server_name))
 
-    async def client(self) -> Client:
-        """A client of the server; raises `FleetConfigError` when it cannot be reached, saying where it looked."""
+    async def client(self, runtime: Runtime | None = None) -> Client:
+        """A client of the server, on ``runtime`` (None: the SDK's default; a command passes its own, see
+        `_lifetime`); raises `FleetConfigError` when it cannot be reached, saying where it looked and why."""
         self.check()
         tls: TLSConfig | bool = False
         if self.tls:
@@ -88,9 +92,6 @@ class FleetConfig:
                 domain=self.tls_server_name,
             )
         try:
-            return await Client.connect(self.address, namespace=self.namespace, tls=tls)
+            return await Client.connect(self.address, namespace=self.namespace, tls=tls, runtime=runtime)
         except RuntimeError as exc:
-            raise FleetConfigError(
-                f"cannot reach the Temporal server at {self.address} (namespace {self.namespace}): {exc}; "
-                "set FLOWER_TEMPORAL=host:port"
-            ) from exc
+            raise FleetConfigError(unreachable(self.address, self.namespace, exc)) from exc

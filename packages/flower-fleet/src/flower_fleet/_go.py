@@ -135,4 +135,6 @@ def _outcome(
         asks_used=asks_used,
         verdict="accepted" if flow.state.accepted is not None else state,
         feedback=verdict.feedback() if verdict is not None and state == "not_yet" else "",
+        # A usage limit stopped the phase (its work or its judge): the workflow waits for the reset, then again.
+        limited_until=next((r.limited_until for r in done.results.values() if r.limited_until is not None), None),
     )

@@ -108,6 +108,9 @@ class StepOutcome:
     asks_used: int = 0
     verdict: str = ""
     feedback: str = ""
+    # A usage limit stopped the step (Unix time of its reset): the workflow waits for it on a timer, holding no
+    # worker slot, then runs the step again, which continues the same session.
+    limited_until: float | None = None
 
 
 @dataclass
@@ -135,7 +138,8 @@ class RunState:
     question: str = ""  # a question waiting for `flower fleet answer`
     answers: list[str] = field(default_factory=list)
     error: str = ""
-    paused_cost_usd: float = 0.0  # what a go run's phases cost up to the questions they paused on
+    paused_cost_usd: float = 0.0  # what activities cost that ended paused: on a question, or a usage limit
+    limited_until: float | None = None  # the step waits for a usage limit to reset (Unix time); None: it does not
 
     @property
     def cost_usd(self) -> float:

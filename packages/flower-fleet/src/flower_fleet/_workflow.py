@@ -54,13 +54,20 @@ class FleetRun:
         sessions: dict[str, str] = {}
         for step in plan.steps:
             state.step = step.name
+            waits = 0
             try:
-                outcome: StepOutcome = await workflow.execute_activity(
-                    RUN_STEP,
-                    StepInput(spec, step.name, dict(outputs), dict(sessions), spent_usd=state.cost_usd),
-                    result_type=StepOutcome,
-                    **_step_activity(spec, step.name),
-                )
+                while True:
+                    outcome: StepOutcome = await workflow.execute_activity(
+                        RUN_STEP,
+                        StepInput(spec, step.name, dict(outputs), dict(sessions), spent_usd=state.cost_usd),
+                        result_type=StepOutcome,
+                        **_step_activity(spec, step.name if waits == 0 else f"{step.name}/limit{waits}"),
+                    )
+                    if outcome.limited_until is None:
+                        break
+                    waits += 1
+                    state.paused_cost_usd = round(state.paused_cost_usd + outcome.cost_usd, 4)
+                    await self._wait_out_limit(outcome.limited_until)
             except ActivityError as exc:
                 if isinstance(exc.cause, CancelledError):
                     state.status = "cancelled"
@@ -136,13 +143,23 @@ class FleetRun:
                 state.steps.append(f"work#round{round_no + 1}")
         return self._failed(f"the goal was not reached in {go.rounds} judged round(s): {last.feedback if last else ''}")
 
+    async def _wait_out_limit(self, resets_at: float) -> None:
+        """A usage limit stopped the step: wait for its reset (plus a little jitter, so the runs a limit stopped
+        together do not all come back at once) on a durable timer. No activity runs meanwhile: no worker slot is
+        held, and a worker that restarts meanwhile changes nothing."""
+        self.state.limited_until = resets_at
+        wait = max(0.0, resets_at - workflow.now().timestamp()) + workflow.random().uniform(0.1, 0.6)
+        await workflow.sleep(timedelta(seconds=wait))
+        self.state.limited_until = None
+
     def _failed(self, error: str) -> RunState:
         self.state.status, self.state.error, self.state.step = "failed", error, ""
         return self.state
 
     async def _phase(self, spec: RunSpec, given: PhaseInput) -> StepOutcome | None:
         """Run one phase; while it pauses on a question, record it, wait for `answer` (or the question timeout)
-        holding no worker slot, and continue the phase in a new activity. None: the phase failed (recorded)."""
+        holding no worker slot, and continue the phase in a new activity — as after a usage limit, waited out on a
+        timer. None: the phase failed (recorded)."""
         state = self.state
         label = given.phase if given.round_no == 1 else f"{given.phase}#round{given.round_no}"
         state.step = label
@@ -163,6 +180,11 @@ class FleetRun:
             except BaseException:
                 state.status = "cancelled"
                 raise
+            if outcome.limited_until is not None:  # the phase goes on in a new activity after the reset
+                state.paused_cost_usd = round(state.paused_cost_usd + outcome.cost_usd, 4)
+                await self._wait_out_limit(outcome.limited_until)
+                given = replace(given, question="", answer="", resumes=given.resumes + 1, asks_used=outcome.asks_used)
+                continue
             if not outcome.question:
                 state.done.append(outcome)
                 return outcome

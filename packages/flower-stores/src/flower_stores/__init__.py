@@ -14,6 +14,8 @@ own store; `rewrite_report` gives what `rewrite` would report, without rewriting
 appends; `take_lease` also takes over at once a lease whose holder is a dead process of this machine.
 `import_transcript` fills a store's gaps from a session's local JSONL (what the harness wrote that the store
 lacks), idempotent by uuid.
+`StoreUpkeep` deletes and prunes sessions (never one a live lease holds; a run's lineage only when forced) and
+compacts and measures the store.
 `RunRecords` (``put_run_rows``, ``run_rows``, ``put_lineage``, ``lineage``, ``run_ids``) keeps runs' manifest rows
 and step lineage in the store beside the transcripts, so every machine that reaches the store reads them.
 `RunEventLog` (``append_events``, ``read_events``, ``run_heads``, ``live_runs``; `follow_events`) keeps every event a
@@ -69,6 +71,7 @@ from .rewrite import (
     trim,
 )
 from .runs import RunRecords
+from .upkeep import Kept, StoreSize, StoreUpkeep, UpkeepPlan, UpkeepResult, UpkeepSession
 
 __version__ = "0.1.0"
 
@@ -80,6 +83,7 @@ __all__ = [
     "FencedSessionStore",
     "ImportReport",
     "InboxMessage",
+    "Kept",
     "Lease",
     "LeaseError",
     "LeaseHeld",
@@ -102,7 +106,12 @@ __all__ = [
     "StoreError",
     "StoreUrlError",
     "TrimPolicy",
+    "StoreSize",
+    "StoreUpkeep",
     "TrimmingSessionStore",
+    "UpkeepPlan",
+    "UpkeepResult",
+    "UpkeepSession",
     "__version__",
     "bound_event",
     "check_store_url",

@@ -15,7 +15,7 @@ class ExitCode(IntEnum):
     # the workspace or run dir, a store that is not a database, a full disk)
     CONFIG = 3
     OFFLINE = 4  # the network did not come back within the offline limit
-    LIMITED = 5  # a usage limit that resets later than the wait allowed (--limit-wait); a wake continues it
+    LIMITED = 5  # a usage limit not waited out (its reset is beyond --limit-wait) or a spend cap
     BUDGET = 6  # the run's budget is spent (--budget / FLOWER_BUDGET); a wake with a higher one continues it
     INTERRUPTED = 130
 

@@ -375,6 +375,9 @@ class StepReport:
     # What each resume's load sent and trimmed, as the runtime recorded it (the manifest row's ``loads``: the
     # session, `flower_stores.LoadReport`'s numbers and its summary).
     loads: list[dict[str, Any]] = field(default_factory=list)
+    # The workers flower carried on when the step resumed a session they had not reported to (the row's
+    # ``recovered``: see flower_cli.runtime's `_recovery`).
+    recovered: int = 0
     # The run's budget when the step ended (the row's ``budget``: ``limit_usd``, ``spent_usd`` — the whole run's
     # spend then, earlier wakes included — and ``stopped``); None for a run without one.
     budget: dict[str, Any] | None = None
@@ -435,6 +438,7 @@ class RunReport:
             "retries": sum(s.retries for s in self.steps),
             "resumes": sum(s.resumes for s in self.steps),
             "handoffs": sum(s.handoffs for s in self.steps),
+            "recovered": sum(s.recovered for s in self.steps),
             "api_errors": sum(s.main.api_errors + sum(w.api_errors for w in s.workers) for s in self.sessions),
             "spilled": sum(s.spilled for s in self.sessions),
             "spill_reads": sum(s.spill_reads for s in self.sessions),

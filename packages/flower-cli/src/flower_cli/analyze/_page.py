@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from html import escape
 
+from .._shared.words import counted
 from ._model import Mark, RunReport, SessionReport, Turns, WorkSplit
 from ._table import SESSION_HEADERS, STEP_HEADERS, human, percent, session_cells, step_cells
 
@@ -293,8 +294,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], fail_col: int 
 def render_html(report: RunReport) -> str:
     totals = report.totals()
     summary = (
-        f"{totals['steps']} step(s), {totals['sessions']} session(s) · main thread {totals['main_turns']} turns, "
-        f"{totals['main_tool_calls']} tool calls · workers {totals['worker_turns']} turns, {totals['worker_tool_calls']} tool calls "
+        f"{totals['steps']} step(s), {totals['sessions']} session(s) · main thread {counted(totals['main_turns'], 'turn')}, "
+        f"{counted(totals['main_tool_calls'], 'tool call')} · workers {counted(totals['worker_turns'], 'turn')}, "
+        f"{counted(totals['worker_tool_calls'], 'tool call')} "
         f"({percent(totals['worker_share'])} of the characters of work) · cache hit {percent(totals['cache_hit_ratio'])} · "
         f"spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} characters kept out, read back {totals['spill_reads']}x) · retries {totals['retries']}, "
         f"resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"

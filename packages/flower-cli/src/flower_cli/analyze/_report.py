@@ -151,6 +151,7 @@ def _step(row: Mapping[str, Any]) -> StepReport:
         started_at=_number(row.get("started_at")),
         ended_at=_number(row.get("ended_at")),
         loads=[dict(load) for load in row.get("loads") or [] if isinstance(load, Mapping)],
+        recovered=sum(1 for worker in row.get("recovered") or [] if isinstance(worker, Mapping)),
         budget=dict(row["budget"]) if isinstance(row.get("budget"), Mapping) else None,
     )
 

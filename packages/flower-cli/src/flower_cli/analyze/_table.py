@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from .._shared.words import counted
 from ._layout import Column, grid, grid_rows, paragraph, shorten_middle, wrap
 from ._model import RunReport, SessionReport, StepReport
 
@@ -125,24 +126,22 @@ def session_cells(session: SessionReport) -> list[str]:
     ]
 
 
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def step_events(step: StepReport) -> str:
     """What the default table says in words about a step beyond its numbers: retries, resumes, handoffs, spills
     and failed requests (why a step failed goes on a line of its own under it)."""
     said = []
     if step.retries:
-        said.append(_plural(step.retries, "retry", "retries"))
+        said.append(counted(step.retries, "retry", "retries"))
     if step.resumes:
-        said.append(_plural(step.resumes, "resume"))
+        said.append(counted(step.resumes, "resume"))
     if step.handoffs:
-        said.append(_plural(step.handoffs, "handoff"))
+        said.append(counted(step.handoffs, "handoff"))
+    if step.recovered:
+        said.append(counted(step.recovered, "recovered worker"))
     if step.spilled:
         said.append(f"{human(step.spilled_kept_out)} kept out")  # by spills: what the wide table's "kept out" says
     if step.api_errors:
-        said.append(_plural(step.api_errors, "failed request"))
+        said.append(counted(step.api_errors, "failed request"))
     said.extend(_load_said(load) for load in step.loads if _load_said(load))
     return ", ".join(said) or "-"
 
@@ -167,7 +166,7 @@ def session_details(session: SessionReport, *, steps: bool = False) -> list[str]
         said.append(f"context {human(main.turns.context(0))} → {human(main.context_last)}")
     if split.workers:
         said.append(
-            f"{_plural(split.workers, 'worker')}: {split.worker_turns} turns / {split.worker_tool_calls} tool calls"
+            f"{counted(split.workers, 'worker')}: {counted(split.worker_turns, 'turn')} / {counted(split.worker_tool_calls, 'tool call')}"
             f" ({percent(split.worker_share)} of the characters)"
         )
     if session.spilled:
@@ -179,9 +178,9 @@ def session_details(session: SessionReport, *, steps: bool = False) -> list[str]
         said.append(f"a resume would trim {moved} ({human(session.on_resume.get('chars_saved', 0))} chars)")
     resumes = sum(1 for m in main.marks if m.kind == "resume")
     if resumes:
-        said.append(_plural(resumes, "resume"))
+        said.append(counted(resumes, "resume"))
     if main.api_errors:
-        said.append(_plural(main.api_errors, "failed request"))
+        said.append(counted(main.api_errors, "failed request"))
     if session.handoff_from:
         said.append(f"from {session.handoff_from[:8]}")
     if session.handoff_to:
@@ -282,8 +281,8 @@ def _summary(report: RunReport) -> list[str]:
         f"cost ${totals['cost_usd']:.4f}",
         f"cache hit {percent(totals['cache_hit_ratio'])}",
         f"peak context {human(totals['context_peak'])}",
-        f"main {totals['main_turns']} turns / {totals['main_tool_calls']} tool calls",
-        f"workers {totals['worker_turns']} turns / {totals['worker_tool_calls']} tool calls"
+        f"main {counted(totals['main_turns'], 'turn')} / {counted(totals['main_tool_calls'], 'tool call')}",
+        f"workers {counted(totals['worker_turns'], 'turn')} / {counted(totals['worker_tool_calls'], 'tool call')}"
         f" ({percent(totals['worker_share'])} of the characters)",
     ]
     if totals["spilled"]:
@@ -298,6 +297,8 @@ def _summary(report: RunReport) -> list[str]:
         parts.append(
             f"budget ${budget['spent_usd']:.4f} of ${budget['limit_usd']:.4f} ({percent(budget['share'])}){stopped}"
         )
+    if totals["recovered"]:
+        parts.append(f"recovered workers {totals['recovered']}")
     return parts
 
 
@@ -340,11 +341,13 @@ def _render_wide(report: RunReport) -> str:
     out = [
         f"flower analyze · {report.run_dir}",
         (
-            f"{totals['steps']} step(s), {totals['sessions']} session(s) · main {totals['main_turns']} turns / {totals['main_tool_calls']} tool calls"
-            f" · workers {totals['worker_turns']} turns / {totals['worker_tool_calls']} tool calls ({percent(totals['worker_share'])} of the characters)"
+            f"{totals['steps']} step(s), {totals['sessions']} session(s) · main {counted(totals['main_turns'], 'turn')} / {counted(totals['main_tool_calls'], 'tool call')}"
+            f" · workers {counted(totals['worker_turns'], 'turn')} / {counted(totals['worker_tool_calls'], 'tool call')} ({percent(totals['worker_share'])} of the characters)"
             f" · cache hit {percent(totals['cache_hit_ratio'])} · peak context {human(totals['context_peak'])}"
             f" · spilled {totals['spilled']} ({human(totals['spilled_kept_out'])} chars kept out, read back {totals['spill_reads']}x)"
-            f" · retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']} · cost ${totals['cost_usd']:.4f}"
+            f" · retries {totals['retries']}, resumes {totals['resumes']}, handoffs {totals['handoffs']}"
+            + (f", recovered workers {totals['recovered']}" if totals["recovered"] else "")
+            + f" · cost ${totals['cost_usd']:.4f}"
         ),
     ]
     if report.steps:

@@ -26,6 +26,8 @@ from ._root_app import app
 from .commands import go, once, run, setup, doctor, analyze, version, sessions  # noqa: F401 - imported to add them
 from .commands import control  # noqa: F401 - status, watch, answer, mail, stop
 from .commands import ui  # noqa: F401 - imported to add it
+from .commands import demo  # noqa: F401 - imported to add it
+from .commands import sessions_upkeep  # noqa: F401 - sessions delete, prune, compact
 # isort: on
 
 __all__ = ["GlobalOptions", "app", "main"]
@@ -41,14 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     misnamed = misnamed_command(given)
     if misnamed is not None:  # before anything is created or paid for
-        return _leave(ExitCode.USAGE, misnamed)
+        return _leave(ExitCode.USAGE, misnamed, _asks_for_json(given))
     args = rewrite_argv(given)
     json_mode = _asks_for_json(args)
     plugged = _plug_in(args)
     if plugged is not None:
         return _leave(ExitCode.USAGE, plugged, json_mode)
     try:
-        app(args=args, prog_name="flower", standalone_mode=False)
+        returned = app(args=args, prog_name="flower", standalone_mode=False)
     except Exit as exc:
         return _leave(exc.code, exc.message, json_mode)
     except typer.Exit as exc:
@@ -65,7 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         if known is None:
             raise
         return _leave(*known, json_mode)
-    return _settled(0)
+    return _settled(_exit_code(returned))
+
+
+def _exit_code(returned: object) -> int:
+    """The code a command left with: outside standalone mode click *returns* a ``typer.Exit``'s code instead of
+    raising it, so a plugin command's ``raise typer.Exit(2)`` arrives here as 2 (ignoring it made failures exit 0).
+    Anything else a command returns is not an exit code."""
+    return returned if isinstance(returned, int) and not isinstance(returned, bool) else 0
 
 
 def _plug_in(args: list[str]) -> str | None:

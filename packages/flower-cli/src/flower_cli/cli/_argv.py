@@ -14,7 +14,8 @@ __all__ = ["COMMANDS", "GLOBAL_FLAGS", "GLOBAL_VALUED", "misnamed_command", "rew
 COMMANDS: tuple[str, ...] = ("go", "once", "run", "setup", "doctor", "sessions", "analyze", "version", "fleet")
 COMMANDS += ("status", "watch", "answer", "mail", "stop")  # talk to a run from another terminal
 COMMANDS += ("ui",)  # the live page of the runs
-GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color")
+COMMANDS += ("demo",)  # a whole run against a scripted model, free
+GLOBAL_VALUED = ("-w", "--workspace", "-r", "--run-dir", "--store", "--color", "--limit-wait")
 GLOBAL_FLAGS = ("-v", "--verbose", "-W", "--workbench", "-T", "--trim", "--json")
 # Options of the app itself that stand in the command's place (not a `go` request).
 _APP_OPTIONS = ("-h", "--help", "--version", "-V", "--install-completion", "--show-completion")

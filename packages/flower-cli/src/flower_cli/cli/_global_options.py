@@ -8,6 +8,7 @@ run dir and store (``store.py``); ``output.py`` makes the view its ``-v``, ``--c
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -33,12 +34,26 @@ class GlobalOptions:
     json: bool
     store: str | None = None  # --store URL / FLOWER_STORE_URL; None: <run dir>/sessions.db
     color: str = "auto"  # --color: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces), always, never
+    limit_wait: float | None = None  # --limit-wait / FLOWER_LIMIT_WAIT in seconds; None: the Runtime's default (6 h)
 
 
 class ColorMode(str, Enum):  # noqa: UP042 - typer shows and parses (str, Enum) choices as it always has
     auto = "auto"
     always = "always"
     never = "never"
+
+
+# Declared apart so the callback stays readable: what --limit-wait takes (parsed by `_limit_wait`).
+LimitWaitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--limit-wait",
+        metavar="DURATION",
+        envvar="FLOWER_LIMIT_WAIT",
+        show_envvar=True,
+        help="Longest usage-limit reset to wait out before resuming the same session (e.g. 90s, 20m, 6h; 0 = never wait: stop with exit 5) [default: 6h].",
+    ),
+]
 
 
 @app.callback()
@@ -86,6 +101,7 @@ def global_options(
             help="Colour on stderr: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
         ),
     ] = ColorMode.auto,
+    limit_wait: LimitWaitOption = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -110,17 +126,40 @@ def global_options(
     check_workspace(ws)  # a mistyped -w is a usage error, not a new empty project (nothing is created)
     if store:
         _check_store_url(store)
-    ctx.obj = GlobalOptions(ws, rd, verbose, workbench, trim, json_out, store or None, color.value)
+    ctx.obj = GlobalOptions(
+        ws, rd, verbose, workbench, trim, json_out, store or None, color.value, limit_wait=_limit_wait(limit_wait)
+    )
+
+
+def _limit_wait(raw: str | None) -> float | None:
+    """Seconds from ``--limit-wait`` / ``FLOWER_LIMIT_WAIT``; exit 2 for a value that is no duration."""
+    if raw is None or not raw.strip():
+        return None
+    from ..runtime import parse_wait  # why: the runtime's parser, loaded only when the option is given
+
+    try:
+        return parse_wait(raw)
+    except ValueError as exc:
+        raise Exit(ExitCode.USAGE, f"--limit-wait: {exc}") from None
 
 
 def _check_store_url(url: str) -> None:
-    """Exit 2 now for a malformed ``--store`` value, before anything runs (no connection is made).
+    """Exit 2 now for a malformed ``--store`` value or a SQLite file in a missing folder, before anything runs
+    (no connection is made, nothing is created).
 
     A well-formed URL that does not work is found when the command opens it (``actions/store.py``: exit 3).
     """
     import flower_stores  # why: a sibling library; loaded only when --store is given, not for every --help
 
     try:
-        flower_stores.check_store_url(url)
+        path = flower_stores.check_store_url(url)
     except flower_stores.StoreUrlError as exc:
         raise Exit(ExitCode.USAGE, str(exc)) from None
+    if path is not None and not path.expanduser().parent.is_dir():
+        # Like a mistyped -w: a typo in the path must not become a new tree of folders holding a new, empty store.
+        folder = path.expanduser().parent
+        raise Exit(
+            ExitCode.USAGE,
+            f"the store's folder {folder} does not exist (nothing was created): create it with "
+            f"`mkdir -p {shlex.quote(str(folder))}` or give --store a file in an existing folder",
+        )

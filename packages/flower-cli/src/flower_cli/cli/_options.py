@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["BudgetOption", "NoHandoffOption", "WindowOption"]
+__all__ = ["BudgetOption", "ModelOption", "NoHandoffOption", "WindowOption"]
 
 # ``go``, ``once`` and ``run``: when a session hands off to a fresh one (actions/handoff.py reads them).
 WindowOption = Annotated[
@@ -43,5 +43,14 @@ BudgetOption = Annotated[
             "turn in flight finishes and the run stops (exit 6) [default: FLOWER_BUDGET, else no limit]."
         ),
         show_default=False,
+    ),
+]
+# ``go``, ``once`` and ``run``: the model of this run (``_model.py`` hands it to Claude Code).
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help="The model for this run, e.g. claude-sonnet-4-5 [default: ANTHROPIC_MODEL, else Claude Code's own].",
     ),
 ]

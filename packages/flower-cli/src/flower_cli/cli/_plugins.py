@@ -36,7 +36,12 @@ def missing_plugin(command: str) -> str | None:
     """One line saying what to install, when ``command`` is a known plugin command that is not installed."""
     if command in KNOWN_PLUGINS and command not in _entry_points():
         dist = KNOWN_PLUGINS[command]
-        return f"`flower {command}` comes with {dist}, which is not installed: pip install {dist}"
+        # From the repository: the distributions are not published on an index yet, and a `pip install NAME`
+        # would fetch whatever a stranger registered under that name.
+        return (
+            f"`flower {command}` comes with {dist}, which is not installed: in a checkout of flower, "
+            f"pip install ./packages/{dist} (it is not on PyPI yet)"
+        )
     return None
 
 

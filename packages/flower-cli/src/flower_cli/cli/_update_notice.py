@@ -8,9 +8,12 @@ process, so this module only looks and tells:
   timeout, and a failure (offline, DNS, a bad answer) is silent and waits for the next day too;
 - at the end of the command, on stderr, one line — at most once a day per new version — says which version
   is out and the command that upgrades this installation (pip, pipx or uv tool);
-- it is off when ``FLOWER_NO_UPDATE`` is set (any non-empty value), when ``CI`` is set, for ``--help``,
-  ``--version`` and shell completion, and in a source checkout (an editable install: upgrading from the
-  index would not change the code that runs, ``git pull`` does).
+- it is off when ``FLOWER_NO_UPDATE`` is set (any non-empty value), when ``CI`` is set, when ``DO_NOT_TRACK``
+  or ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`` is, for ``--help``, ``--version`` and shell completion, and
+  in a source checkout (an editable install: upgrading from the index would not change the code that runs,
+  ``git pull`` does);
+- it asks only about a distribution installed from an index, and believes the answer only when the published
+  metadata names the repository this installation's metadata names (``_update_source.py`` says why).
 
 State: ``${XDG_CONFIG_HOME:-~/.config}/flower/update-check.json`` (``checked``, ``latest``, ``notified``,
 ``notified_version``), written atomically. The index is ``FLOWER_UPDATE_URL`` (default: PyPI's JSON API for
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._shared.files import atomic_write_text
+from ._update_source import Installed, installed_distribution, names_repository, quiet_variable
 
 __all__ = [
     "DEFAULT_INDEX_URL",
@@ -129,7 +133,8 @@ class _State:
         return state
 
 
-def _fetch_latest(url: str, timeout: float, current: str) -> str | None:
+def _fetch_latest(url: str, timeout: float, current: str, repository: str) -> str | None:
+    """The index's latest final version, when its metadata names ``repository``; else None."""
     import urllib.request  # why: ~18 ms (http.client, ssl) that only a due check, in its own thread, needs
 
     request = urllib.request.Request(
@@ -137,7 +142,10 @@ def _fetch_latest(url: str, timeout: float, current: str) -> str | None:
     )
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data = json.loads(response.read(2_000_000))
-    version = data.get("info", {}).get("version") if isinstance(data, dict) else None
+    info = data.get("info") if isinstance(data, dict) else None
+    if not isinstance(info, dict) or not names_repository(info, repository):
+        return None  # another project under the same name: nothing it publishes is an upgrade of this one
+    version = info.get("version")
     return version if isinstance(version, str) and parse_version(version) else None
 
 
@@ -151,6 +159,7 @@ class UpdateCheck:
         env: Mapping[str, str] | None = None,
         path: Path | None = None,
         source_checkout: bool | None = None,
+        installation: Installed | None = None,
         clock: Callable[[], float] = time.time,
         timeout: float = TIMEOUT_S,
         delay: float = START_DELAY_S,
@@ -160,6 +169,7 @@ class UpdateCheck:
         self.path = path or state_path(self.env)
         self.url = self.env.get("FLOWER_UPDATE_URL") or DEFAULT_INDEX_URL
         self.source_checkout = installed_from_source() if source_checkout is None else source_checkout
+        self.installation = installation  # None: read from the metadata, once the cheaper reasons are past
         self.clock = clock
         self.timeout = timeout
         self.delay = delay
@@ -169,16 +179,26 @@ class UpdateCheck:
         self._on = False
 
     def off_reason(self, args: Sequence[str] = ()) -> str | None:
-        if self.env.get("FLOWER_NO_UPDATE"):
-            return "FLOWER_NO_UPDATE is set"
-        if self.env.get("CI"):
-            return "CI is set"
+        quiet = quiet_variable(self.env)
+        if quiet:
+            return f"{quiet} is set"
         if _QUIET_ARGS & set(args) or next((a for a in args if not a.startswith("-")), None) == "version":
             return "help or version"
         if self.env.get(_COMPLETION_VARIABLE):
             return "shell completion"
         if self.source_checkout:
             return "a source checkout (upgrade it with git)"
+        return self._installation_reason()
+
+    def _installation_reason(self) -> str | None:
+        if self.installation is None:
+            self.installation = installed_distribution(DISTRIBUTION)
+        if self.installation is None:
+            return f"{DISTRIBUTION} is not installed (run from a checkout)"
+        if not self.installation.from_index:
+            return "installed from a path or a URL, not from the index (reinstall from there to upgrade)"
+        if not self.installation.repository:
+            return "its metadata names no repository to check the index's answer against"
         return None
 
     def begin(self, args: Sequence[str] = ()) -> None:
@@ -195,7 +215,8 @@ class UpdateCheck:
         if self._ending.wait(self.delay):
             return  # the command was over before the check was due to start: leave it for the next one
         try:
-            latest = _fetch_latest(self.url, self.timeout, self.current)
+            repository = self.installation.repository if self.installation else ""
+            latest = _fetch_latest(self.url, self.timeout, self.current, repository)
         except Exception:  # noqa: BLE001 - offline, refused, timed out, garbage: all silent, try again tomorrow
             latest = None
         with self._lock:

@@ -66,11 +66,12 @@ def judge_label(step: str, round_no: int) -> str:
     return f"{step}·judge#{round_no}"
 
 
-def go_workbench(workspace: Path | str, *, isolate: bool = False) -> Workbench:
+def go_workbench(workspace: Path | str, *, isolate: bool = False, create: bool = True) -> Workbench:
     """Where ``go`` keeps its notes: ``<workspace>/.flower``, or beside the workspace when workers get their
-    own git worktrees (the workbench is what they share, so it cannot live inside any one of them)."""
+    own git worktrees (the workbench is what they share, so it cannot live inside any one of them).
+    ``create=False``: its folders are not made yet (a caller that may still refuse to run makes them later)."""
     wb = Workbench.beside(workspace) if isolate else Workbench(Path(workspace))
-    return wb.ensure()
+    return wb.ensure() if create else wb
 
 
 @dataclass

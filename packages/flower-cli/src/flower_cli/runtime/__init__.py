@@ -12,10 +12,11 @@ follows and the wait for the store. Where the next concerns go:
 - a run-wide budget (built: ``_budget``): `RunBudget`, a field of `RunPolicy` (``Runtime(budget=...)``), fed by
   every step and checked by the step before its first launch, at each turn's end and between launches; spent,
   the step ends as ``Runtime.stop`` ends it, recorded as stopped by the budget;
-- a usage-limit wait: around a launch (``StepRun._launch``): a launch that ends on a usage limit waits until it
-  lifts and launches the same session again;
-- worker (subagent) recovery after a crash: at step start and resume (``StepRun._first_launch``), where the step
-  knows the session it continues and the store holds the transcripts of the workers that died with it;
+- a usage-limit wait (``_limit_wait``, built): a launch that ends on a usage limit waits until it lifts and
+  launches the same session again (``StepRun._after_limit``), or ends the step recorded with the reset;
+- worker (subagent) recovery after a crash (built: ``_recovery``, over the supervision ledger of ``_ledger``): at
+  step start and resume (``StepRun._first_launch``), where the step knows the session it continues and the store
+  holds the transcripts of the workers that died with it;
 - publishing events for other processes: an `EventSink` (``Runtime.run(on_event=...)``); every event of a step
   passes through ``StepState.emit`` to it, so a publisher needs no change in the runtime.
 
@@ -53,6 +54,12 @@ if TYPE_CHECKING:
     from ._isolation import IsolatedAgentDefinition as IsolatedAgentDefinition
     from ._isolation import IsolationError as IsolationError
     from ._isolation import isolation_problem as isolation_problem
+    from ._ledger import WorkerRecord as WorkerRecord
+    from ._ledger import worker_ledger as worker_ledger
+    from ._limit_wait import DEFAULT_LIMIT_WAIT as DEFAULT_LIMIT_WAIT
+    from ._limit_wait import parse_wait as parse_wait
+    from ._limits_seen import last_limit as last_limit
+    from ._limits_seen import limits_path as limits_path
     from ._lineage import Lineage as Lineage
     from ._manifest import Manifest as Manifest
     from ._mirror import UNSTORED as UNSTORED

@@ -52,6 +52,7 @@ EventKind = Literal[
     "ask",
     "notice",
     "aside",
+    "limit",
 ]
 
 

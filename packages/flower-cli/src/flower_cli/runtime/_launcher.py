@@ -7,6 +7,7 @@ length of a step, so a step is handed one `Launcher`, made when it starts, and a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ class Launch:
     fork: bool = False
     resume_at: str | None = None
     session_id: str | None = None  # the id of the new session it starts (its lease is taken first)
+    # When set, the prompt is held until it says True (the harness starts meanwhile): a launch after a usage limit.
+    opens: Callable[[], Awaitable[bool]] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,12 @@ class Launcher:
         )
         return options
 
-    def query(self, prompt: str, options: ClaudeAgentOptions, on_event: EventHandler | None = None) -> ResilientQuery:
+    def query(
+        self,
+        prompt: str | AsyncIterable[dict[str, Any]],
+        options: ClaudeAgentOptions,
+        on_event: EventHandler | None = None,
+    ) -> ResilientQuery:
         """One launch through flower-resilience (the only retry loop), with the policy's query function."""
         return flower_resilience.resilient_query(
             prompt=prompt, options=options, policy=self.resilience, on_event=on_event, query_fn=self.policy.query_fn

@@ -12,7 +12,10 @@ __all__ = ["Lineage"]
 
 
 class Lineage:
-    """``{"workspace": <abs path>, "woke": N, "steps": {step name: session id}}``.
+    """``{"workspace": <abs path>, "woke": N, "steps": {step name: session id}, "settings": {...}}``.
+
+    ``settings`` are the options a run was started with that a plain wake must keep (``go``'s ``--no-goal``: a
+    wake of a run without a goal must not run a goal step it never had); `keep` records them.
 
     Every change re-reads the file under a lock and updates only what it changes, so parallel runs in one
     run dir add their steps instead of clobbering each other's (an original bug). A file recorded for a
@@ -30,6 +33,7 @@ class Lineage:
         data = self._read()
         self.steps: dict[str, str] = dict(data["steps"])
         self.woke: int = int(data["woke"])
+        self.settings: dict[str, Any] = dict(data["settings"])
 
     @classmethod
     def open(cls, run_dir: Path, workspace: Path) -> Lineage:
@@ -38,7 +42,7 @@ class Lineage:
     def _read(self, *, keep_corrupt: bool = False) -> dict[str, Any]:
         """The lineage on disk; with ``keep_corrupt`` (a write is about to follow, under the lock) a file that is
         not lineage is first moved aside so the write cannot destroy what it held."""
-        empty: dict[str, Any] = {"workspace": self.workspace, "woke": 0, "steps": {}}
+        empty: dict[str, Any] = {"workspace": self.workspace, "woke": 0, "steps": {}, "settings": {}}
         data, problem = read_json(self.path)
         if problem is None and data is not None:
             if not isinstance(data, dict) or not isinstance(data.get("steps", {}), dict):
@@ -62,19 +66,32 @@ class Lineage:
             return empty
         steps = {str(k): str(v) for k, v in data.get("steps", {}).items() if k and v}
         woke = data.get("woke", 0)
-        return {"workspace": self.workspace, "woke": woke if isinstance(woke, int) else 0, "steps": steps}
+        settings = data.get("settings")
+        return {
+            "workspace": self.workspace,
+            "woke": woke if isinstance(woke, int) else 0,
+            "steps": steps,
+            "settings": dict(settings) if isinstance(settings, dict) else {},
+        }
 
     def _update(self, change: Any) -> None:
         with file_lock(self.path):
             current = self._read(keep_corrupt=True)
             change(current)
             self.steps, self.woke = dict(current["steps"]), int(current["woke"])
+            self.settings = dict(current["settings"])
             atomic_write_text(self.path, json.dumps(current, ensure_ascii=False, indent=2) + "\n")
 
     def remember(self, step: str, session_id: str | None) -> None:
         if not step or not session_id or self.steps.get(step) == session_id:
             return
         self._update(lambda data: data["steps"].__setitem__(step, session_id))
+
+    def keep(self, **settings: Any) -> None:
+        """Record options a plain wake keeps (JSON values); unchanged ones are not written again."""
+        if all(self.settings.get(k) == v for k, v in settings.items()):
+            return
+        self._update(lambda data: data["settings"].update(settings))
 
     def bump(self) -> int:
         def inc(data: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 import flower_resilience
 
 from ._guards import HARNESS_SCHEDULERS
+from ._limit_wait import harness_retry_env
 from ._spec import AgentSpec
 
 __all__ = ["MAX_BUFFER_SIZE", "PLUGIN_DIR", "build_options", "disallowed_tools"]
@@ -77,7 +78,13 @@ def build_options(
     merged_hooks = hooks if hooks is not None else spec.hooks
     if merged_hooks:
         values["hooks"] = merged_hooks
-    merged_env = {**spec.env, **(spec.compact.env() if spec.compact else {}), **(env or {})}
+    # The harness's retry settings first (`harness_retry_env`: those the person left unset), theirs over them.
+    merged_env = {
+        **harness_retry_env(spec.env),
+        **spec.env,
+        **(spec.compact.env() if spec.compact else {}),
+        **(env or {}),
+    }
     if merged_env:
         values["env"] = merged_env
     if stderr is not None:

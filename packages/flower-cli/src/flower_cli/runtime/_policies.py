@@ -16,6 +16,7 @@ from flower_stores import LeaseOwner
 
 from ._budget import RunBudget
 from ._handoff import HandoffPolicy
+from ._limit_wait import DEFAULT_LIMIT_WAIT
 
 if TYPE_CHECKING:
     from ._query import QueryFunction
@@ -45,6 +46,7 @@ class RunPolicy:
     lease_ttl: float
     lease_owner: LeaseOwner
     budget: RunBudget | None = None  # what the whole run may spend (None: no limit)
+    limit_wait: float = DEFAULT_LIMIT_WAIT  # the longest usage-limit reset a step waits for (s); 0: never wait
 
     @classmethod
     def resolve(
@@ -61,6 +63,7 @@ class RunPolicy:
         lease_ttl: float,
         lease_owner: LeaseOwner | None,
         budget: float | RunBudget | None = None,
+        limit_wait: float = DEFAULT_LIMIT_WAIT,
     ) -> RunPolicy:
         """True/False for a default policy on/off, or the policy itself; the lease owner defaults to this
         process under ``run_id``; a budget in USD becomes a `RunBudget` of its own (not kept in a file)."""
@@ -75,4 +78,5 @@ class RunPolicy:
             lease_ttl=lease_ttl,
             lease_owner=lease_owner or LeaseOwner.this_process(run_id=run_id),
             budget=budget if isinstance(budget, RunBudget) or budget is None else RunBudget(budget),
+            limit_wait=max(0.0, float(limit_wait)),
         )

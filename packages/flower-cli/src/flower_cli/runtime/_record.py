@@ -40,6 +40,7 @@ class RunRecord:
         # The last failed manifest write (a full or read-only disk), kept instead of raised: see write.
         self.manifest_error: OSError | None = None
         self.current: StepResult | None = None
+        self.limit_warnings: set[str] = set()  # the usage limits a warning was said for (each once per process)
 
     def begin(self, result: StepResult) -> None:
         self.current = result

@@ -25,6 +25,7 @@ from ._events import EventSink
 from ._handoff import HandoffPolicy
 from ._harness_log import HarnessLog
 from ._launcher import Launch, Launcher
+from ._limit_wait import DEFAULT_LIMIT_WAIT, LIMITED, SPEND_CAPPED
 from ._manifest import Manifest
 from ._policies import DEFAULT_LEASE_TTL, RunPolicy
 from ._record import INTERRUPTED, KILLED, RunRecord, new_run_id
@@ -76,6 +77,9 @@ class Runtime:
     it is checked between turns and between launches: once spent, the turn in flight finishes, no new turn or
     step starts, and the step ends with ``ok=False`` and an error starting ``BUDGET_SPENT`` (see
     `stopped_by_budget`). A ``notice`` event says once when 80 % is spent.
+    ``limit_wait``: the longest usage-limit reset (seconds) a step waits for, sending no model request, before it
+    resumes the same session (default 6 h; 0: never wait). A reset further away ends the step with an error
+    starting ``Runtime.LIMITED`` and ``limited_until`` set; a spend cap ends it at once (``Runtime.SPEND_CAPPED``).
 
     Making one raises `CredentialsError` without a usable credential, ``flower_stores.StoreError`` when the named or
     default store cannot be opened (``StoreUrlError``, a subclass, for a malformed URL), and ``OSError``
@@ -85,6 +89,8 @@ class Runtime:
     INTERRUPTED = INTERRUPTED
     KILLED = KILLED
     TAKEN_OVER = TAKEN_OVER  # how a step's error starts when its lease was taken over mid-step
+    LIMITED = LIMITED  # how a step's error starts when it stopped on a usage limit it did not wait out
+    SPEND_CAPPED = SPEND_CAPPED  # how a step's error starts when a spend cap refused its requests
 
     def __init__(
         self,
@@ -106,6 +112,7 @@ class Runtime:
         lease_ttl: float = DEFAULT_LEASE_TTL,
         lease_owner: LeaseOwner | None = None,
         budget: float | RunBudget | None = None,
+        limit_wait: float = DEFAULT_LIMIT_WAIT,
     ) -> None:
         """See the class docstring for what each keyword means and what making one raises."""
         self.workspace = Path(workspace).expanduser().resolve()
@@ -136,6 +143,7 @@ class Runtime:
             lease_ttl=lease_ttl,
             lease_owner=lease_owner,
             budget=budget,
+            limit_wait=limit_wait,
         )
         self.workbench: Workbench | None = make_workbench(workbench, self.workspace, self.run_dir)
         self.resilience: Resilience = resilience_for(self.policy.resilience, self.workbench)

@@ -19,13 +19,12 @@ The run's budget (`RunPolicy.budget`, see ``_budget``) is checked before the fir
 (``stop_reason``), except that a turn which ends the harness's work ends the step as it is: its answer stands,
 and the next step does not start.
 
-Where the next concerns go (none of them is built yet; see the room's docstring):
+Where the next concerns go (see the room's docstring):
 
-- a usage-limit wait: around a launch (`_launch`): when a launch ends on a usage limit, wait until it lifts and
-  launch the same session again instead of returning the failure;
-- worker recovery after a crash: at step start and resume (`_first_launch`), where the step knows which session
-  it continues; the workers that session left running died with the last process, and their transcripts are in
-  the store, so the first prompt can say which to re-dispatch;
+- a usage-limit wait (built: ``_limit_wait``): a limit seen in the stream (`_follow`) ends the launch; between
+  launches (`_after_limit`) the step waits until it lifts and launches the same session again, or ends recorded;
+- worker recovery after a crash (built: `_recovery`): at step start and resume (`_first_launch`), where the step
+  knows which session it continues; the workers that session left unreported are carried on before its launch;
 - publishing events for other processes: every event of a step goes through `StepState.emit` to the caller's
   `EventSink`; a publisher is one more sink (the Runtime's ``run(on_event=...)``), never a change here.
 """
@@ -34,12 +33,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import anyio
 from claude_agent_sdk import AssistantMessage, UserMessage
 
-from flower_resilience import ResilientQuery
+from flower_resilience import ResilientQuery, UsageLimit
 from flower_stores import LeaseLost
 
 from ._budget import stopped_by_budget
@@ -47,7 +47,11 @@ from ._events import Event, normalize
 from ._handover import hand_over, make_room
 from ._isolation import IsolationError, isolation_problem
 from ._launcher import Launch, Launcher
+from ._limit_wait import LimitWait, LimitWatch, held_prompt
+from ._limits_seen import remember_limit
+from ._paid import PaidLedger
 from ._record import INTERRUPTED, RunRecord, absorb, step_payload
+from ._recovery import recover
 from ._result import StepResult
 from ._session_lease import StepLease, taken_over
 from ._signals import Interrupt
@@ -81,6 +85,7 @@ class _Ended:
     record: Any
     interrupted: bool = False
     handoff_due: bool = False
+    limit: UsageLimit | None = None  # the usage limit (or spend cap) that ended the launch
 
 
 class StepRun:
@@ -98,6 +103,15 @@ class StepRun:
         self.stop_reason = ""  # why the step was stopped ("" while it runs on)
         self._lease: StepLease | None = None
         self._live: _LiveLaunch | None = None
+        self._first: Launch | None = (
+            None  # the step's first launch: what a limit met before any session was stored repeats
+        )
+        self._limit: UsageLimit | None = None  # the limit that ended the live launch
+        self._limits = LimitWatch(self._limit_notice, said=record.limit_warnings)
+        # The task ids of the workers flower recovered: the harness's own "didn't finish" notice of them, which it
+        # sends on resume, is superseded by their delivered results and is not shown.
+        self._recovered: frozenset[str] = frozenset()
+        self._recovering: anyio.CancelScope | None = None  # the recovery of workers in progress, if any
 
     @property
     def stopped(self) -> bool:
@@ -106,6 +120,8 @@ class StepRun:
     async def stop(self, reason: str) -> None:
         """End the step now (see `Runtime.stop`); returns once its live launch, if any, has ended."""
         self.stop_reason = reason or "stopped"
+        if self._recovering is not None:
+            self._recovering.cancel()
         live = self._live
         if live is None:  # between launches: the step ends before the next one starts
             return
@@ -124,6 +140,10 @@ class StepRun:
         lease, first = await self._take_lease(first, lease_epoch)  # SessionBusy
         result = state.result
         result.started_at = time.time()
+        if first.resume and not first.fork and result.session_id is None:
+            # A resume goes on in that very session: a step stopped before the harness has said so (Ctrl-C,
+            # SIGTERM while the model thinks) still names it in its row and in the line that says how to go on.
+            result.session_id = first.resume
         self.record.begin(result)
         self.interrupt.clear()
         state.handoffs = self.launcher.handoff_loop(state.spec, result.step, state.prompt, state.emit)
@@ -173,7 +193,7 @@ class StepRun:
         """The step's launches, one after another, until one is the last or the step is stopped."""
         launch: Launch | None = None
         if not self._budget_spent():  # a step the spent budget stops before it starts costs nothing
-            launch = await self._first_launch(first)
+            launch = self._first = await self._first_launch(first)
         while launch is not None and not self.stopped:
             ended = await self._launch(launch)
             if ended is None:  # stopped while the lease was being taken
@@ -187,9 +207,41 @@ class StepRun:
             result.errors.append(self.stop_reason)
 
     async def _first_launch(self, first: Launch) -> Launch:
-        """The step's first launch, once the session it continues has room (see `make_room`)."""
+        """The step's first launch, once the session it continues has room (see `make_room`) and the workers it
+        left unreported have been carried on (see `recover`: their notices open the prompt)."""
         store = self.launcher.store
-        return await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        launch = await make_room(self.launcher, self.state, first, store.context_of, self._session_store())
+        if not first.resume or first.fork:
+            return launch
+        return replace(launch, prompt=await self._with_recovered(first.resume, launch.prompt))
+
+    async def _with_recovered(self, session_id: str | None, prompt: str) -> str:
+        """``prompt``, opened by the completion notices of the workers of ``session_id`` that flower carried on
+        (see `recover`): the session a step resumes, or the one a handoff retired with its workers."""
+        if not session_id or self.stopped:
+            return prompt
+        state = self.state
+        # `stop` cancels a recovery in progress (its workers' Claude Code processes are closed with it).
+        self._recovering = anyio.CancelScope()
+        recovery = None
+        try:
+            with self._recovering:
+                recovery = await recover(self.launcher, state, session_id)
+        except Exception as exc:  # noqa: BLE001 - a recovery that cannot run must not fail the step it serves
+            said = f"could not recover the workers of session {session_id}: {type(exc).__name__}: {exc}"
+            state.result.errors.append(said)
+            state.emit(Event("notice", said, payload={"step": state.result.step}))
+            return prompt
+        finally:
+            self._recovering = None
+        if recovery is None or not recovery.recovered:  # stopped while recovering, or nothing to recover
+            return prompt
+        state.result.recovered.extend(recovery.recovered)
+        state.result.errors.extend(
+            f"recovered worker {w['description']!r} failed" for w in recovery.recovered if w["status"] != "completed"
+        )
+        self._recovered = self._recovered | {worker["id"] for worker in recovery.recovered}
+        return f"{recovery.notice}\n\n{prompt}"
 
     async def _launch(self, launch: Launch) -> _Ended | None:
         """One launch: the lease of the session it drives (a new session's id and lease; a retired one's
@@ -220,24 +272,28 @@ class StepRun:
             session_id=launch.session_id,
             session_store=self._session_store(),
         )
-        stream = launcher.query(launch.prompt, options, on_event=state.on_resilience)
+        prompt = launch.prompt if launch.opens is None else held_prompt(launch.prompt, launch.opens)
+        stream = launcher.query(prompt, options, on_event=state.on_resilience)
+        self._limit = None
         live = self._live = _LiveLaunch(stream, anyio.CancelScope(), anyio.Event())
+        paid = PaidLedger()
         try:
-            interrupted, handoff_due = await self._follow(stream, live)
+            interrupted, handoff_due = await self._follow(stream, live, paid)
         finally:
             self._live = None
             await stream.aclose()
             live.ended.set()
         absorb(result, stream.record)
+        paid.settle(result, stream.record)  # attempts that ended without the harness's figure still paid
         unstored = await launcher.store.mirror.settle(
             lambda line: state.emit(Event("retry", line, payload={"step": result.step}))
         )
         if unstored:  # never a success the store does not fully hold
             result.ok, result.error = False, unstored
             result.errors.append(unstored)
-        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due)
+        return _Ended(stream.record, interrupted=interrupted, handoff_due=handoff_due, limit=self._limit)
 
-    async def _follow(self, stream: ResilientQuery, live: _LiveLaunch) -> tuple[bool, bool]:
+    async def _follow(self, stream: ResilientQuery, live: _LiveLaunch, paid: PaidLedger) -> tuple[bool, bool]:
         """Stream ``stream``'s messages to the step's events until the harness is done, a human interrupts, the
         handoff loop says the step stops here, or the step is stopped. Returns (interrupted, handoff due)."""
         state, mirror = self.state, self.launcher.store.mirror
@@ -247,6 +303,7 @@ class StepRun:
             async for message in stream:
                 state.note_session(message)
                 mirror.saw(message)
+                paid.saw(message, len(stream.record.attempts) + 1)  # the attempt in flight: those before are concluded
                 if self.interrupt.is_set():
                     if result.session_id:
                         await self._mirrored(result.session_id, last_main)
@@ -255,6 +312,11 @@ class StepRun:
                 events = self._show(message)
                 if _ends_turn(message):
                     self._budget_at_turn_end(stream)
+                limit = self._limits.see(message)
+                if limit is not None:  # no request more in this launch: closing it ends the harness's retry wait
+                    self._limit = limit
+                    remember_limit(limit)
+                    return False, False
                 if (
                     handoffs is not None
                     and handoffs.observe(events, live_workers=bool(workers.live))
@@ -270,7 +332,7 @@ class StepRun:
         """``message`` as events, each emitted (a turn's end with the step and the live workers); the answer and
         the context follow them. Returns the events as the handoff loop reads them."""
         state = self.state
-        events = [state.workers.annotate(raw) for raw in normalize(message)]
+        events = [state.workers.annotate(raw) for raw in normalize(message) if not self._superseded(raw)]
         for event in events:
             if event.kind == "turn":
                 event = self._turn_ended(event)
@@ -278,6 +340,11 @@ class StepRun:
                 state.collect(event)
             state.emit(event)
         return events
+
+    def _superseded(self, event: Event) -> bool:
+        """Is ``event`` the harness's notice that a worker flower recovered had stopped?"""
+        payload = event.payload
+        return event.kind == "task" and payload.get("status") == "stopped" and payload.get("task_id") in self._recovered
 
     def _turn_ended(self, event: Event) -> Event:
         """A main-thread turn has ended: its text is the answer so far; the event, as shown, names the step and
@@ -294,6 +361,8 @@ class StepRun:
         result, handoffs = state.result, state.handoffs
         if self.stop_reason:
             return None
+        if ended.limit is not None:
+            return await self._after_limit(ended.limit)
         if handoffs is not None:
             failed = not result.ok and not ended.interrupted  # a stream the Runtime closed did not fail
             decision = handoffs.after(
@@ -308,13 +377,46 @@ class StepRun:
             if decision.hands_off:
                 if self._budget_spent():  # the handoff-writing round and the successor would both cost
                     return None
+                retired = result.session_id
                 successor = await hand_over(self.launcher, state, handoffs, decision, self._session_store())
+                # The retired session's workers ended with its process: flower carries them on for the successor.
+                successor = await self._with_recovered(retired, successor)
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
             return None if self._budget_spent() else self._resume_after_interrupt()
         if ended.interrupted:
             result.ok, result.error = False, INTERRUPTED
         return None
+
+    async def _after_limit(self, limit: UsageLimit) -> Launch | None:
+        """After a launch a usage limit ended: the same session once the limit lifts, or None (the step ends,
+        recorded with the reset, when it is a spend cap or further away than the limit wait allows)."""
+        state, launcher = self.state, self.launcher
+        result = state.result
+        waiting = LimitWait(state.emit, result.step, launcher.policy.limit_wait, lambda: self.stopped)
+        session = result.session_id
+        target = await waiting.wait(limit, session)
+        if target is not None:
+            result.limits_waited += 1
+            result.ok, result.error = False, None  # what the closed launch left; the next launch decides
+            opens = partial(waiting.opens, limit, target, session)
+            if session and launcher.store.has_session(session):
+                result.resumed = True
+                return Launch(launcher.resilience.resume_prompt, resume=session, opens=opens)
+            assert self._first is not None  # refused before anything was stored: start as the step began
+            return replace(self._first, session_id=None, opens=opens)
+        if self.stopped:
+            return None
+        error = waiting.ended(limit)
+        result.ok, result.error, result.limited_until = False, error, limit.resets_at
+        result.errors.append(error)
+        return None
+
+    def _limit_notice(self, phase: str, limit: UsageLimit, extra: dict[str, Any]) -> None:
+        """A limit said once (close to a limit: ``allowed_warning``), as a ``limit`` event."""
+        remember_limit(limit)
+        payload = {"step": self.state.result.step, "phase": phase, **limit.to_json(), **extra}
+        self.state.emit(Event("limit", limit.describe(), payload=payload))
 
     def _resume_after_interrupt(self) -> Launch:
         """The interrupted session goes on with the human's words (the resume prompt when there were none)."""

@@ -37,13 +37,16 @@ if TYPE_CHECKING:
     from ._replies import ToolUse as ToolUse
     from ._replies import Turn as Turn
     from ._replies import Usage as Usage
+    from ._replies import UsageLimited as UsageLimited
     from ._replies import bash as bash
     from ._replies import invalid_request as invalid_request
     from ._replies import overloaded as overloaded
     from ._replies import rate_limited as rate_limited
     from ._replies import read as read
     from ._replies import server_error as server_error
+    from ._replies import spend_capped as spend_capped
     from ._replies import unauthorized as unauthorized
+    from ._replies import usage_limited as usage_limited
     from ._replies import write as write
     from ._routing import Match as Match
     from ._routing import dispatch as dispatch

@@ -28,6 +28,7 @@ __all__ = [
     "ToolCall",
     "ToolUse",
     "Turn",
+    "UsageLimited",
     "Usage",
     "bash",
     "invalid_request",
@@ -36,7 +37,9 @@ __all__ = [
     "rate_limited",
     "read",
     "server_error",
+    "spend_capped",
     "unauthorized",
+    "usage_limited",
     "write",
 ]
 
@@ -168,6 +171,40 @@ def server_error(message: str = "Internal server error") -> ApiError:
 def invalid_request(message: str) -> ApiError:
     """400 with the API's own wording (e.g. "prompt is too long")."""
     return ApiError(400, "invalid_request_error", message)
+
+
+SPEND_CAP_TEXT = (
+    "You have reached your specified workspace API usage limits. You will regain access on 2027-01-01 at 00:00 UTC."
+)
+
+
+def spend_capped(message: str = SPEND_CAP_TEXT) -> ApiError:
+    """429 for a spend cap: the API's words, and the unified headers of a refusal that no reset lifts."""
+    return ApiError(
+        429,
+        "rate_limit_error",
+        message,
+        {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-overage-disabled-reason": "out_of_credits",
+        },
+    )
+
+
+@dataclass
+class UsageLimited(Reply):
+    """Open a usage-limit window of ``seconds`` at the request that takes this step: that request and every
+    model request until the window ends (only the requests the step's key accepts, when it is keyed) are refused (429, ``anthropic-ratelimit-unified-status: rejected``, the
+    reset in ``-reset`` and in the claimed window's header), consuming no step; then the script goes on.
+    ``claim`` is the ``representative-claim`` sent (``five_hour``, ``seven_day``…)."""
+
+    seconds: float
+    claim: str = "five_hour"
+
+
+def usage_limited(seconds: float, claim: str = "five_hour") -> UsageLimited:
+    """A usage limit that lifts ``seconds`` after the first refused request (see `UsageLimited`)."""
+    return UsageLimited(seconds, claim)
 
 
 @dataclass

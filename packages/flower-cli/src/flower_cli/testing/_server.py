@@ -13,6 +13,7 @@ a test produces a dropped network without touching the machine's network.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ._recorded import RecordedRequest
-from ._replies import ApiError, Drop, Hang, Outage, Reply, ScriptStep, Text, Turn
+from ._replies import ApiError, Drop, Hang, Outage, Reply, ScriptStep, Text, Turn, UsageLimited
 from ._validation import validate_messages
 from ._wire import Event, dropped_events, error_body, estimate_tokens, message_json, turn_events, usage_of
 
@@ -69,6 +70,16 @@ def _attached_steps(reply: Reply | Callable[[RecordedRequest], Reply]) -> list[S
             out.append(step)
             out.extend(_attached_steps(step.reply))
     return out
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A usage-limit window (`UsageLimited`): until ``ends`` (Unix time) the requests ``key`` accepts are refused —
+    every request when the step that opened it was not keyed, else only its agent's (one account's limit)."""
+
+    ends: float
+    claim: str
+    key: Callable[[RecordedRequest], bool] | None
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -165,7 +176,9 @@ class ScriptedServer:
 
     ``requests`` holds every request received, ``message_requests`` the model calls among them;
     ``unscripted`` the model calls no step accepted (answered with `EXHAUSTED_TEXT`), ``rejected`` the
-    malformed ones with the API's reason (answered 400; ``validate=False`` accepts them all).
+    malformed ones with the API's reason (answered 400; ``validate=False`` accepts them all);
+    ``limited`` the model calls refused inside a usage-limit window (`UsageLimited`), ``limit_ends`` (Unix
+    time) when the latest window ends.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, validate: bool = True) -> None:
@@ -182,6 +195,9 @@ class ScriptedServer:
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._message_counter = 0
+        self.limited: list[RecordedRequest] = []
+        self.limit_ends: float | None = None  # the reset of the latest window opened
+        self._windows: list[_Window] = []
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -270,7 +286,8 @@ class ScriptedServer:
         with self._lock:
             return len(self._steps)
 
-    def _take(self, request: RecordedRequest) -> Reply | None:
+    def _take(self, request: RecordedRequest) -> tuple[Reply | None, Callable[[RecordedRequest], bool] | None]:
+        """The reply of the first queued step that accepts ``request``, and that step's key (its ``when``)."""
         with self._lock:
             for i, step in enumerate(self._steps):
                 if step.accepts(request):
@@ -278,8 +295,8 @@ class ScriptedServer:
                     reply = step.reply
                     break
             else:
-                return None
-        return reply if isinstance(reply, Reply) else reply(request)
+                return None, None
+        return (reply if isinstance(reply, Reply) else reply(request)), step.when
 
     # --- recording -----------------------------------------------------------------------------------
 
@@ -329,7 +346,17 @@ class ScriptedServer:
                     self.rejected.append((request, problem))
                 handler.send_json(request, 400, error_body("invalid_request_error", problem))
                 return
-        reply = self._take(request)
+        if self._refuse_in_window(handler, request):
+            return
+        reply, key = self._take(request)
+        if isinstance(reply, UsageLimited):
+            with self._lock:
+                # A whole second: the reset header is one, and the harness must not be told a reset before the end.
+                window = _Window(math.ceil(time.time() + reply.seconds), reply.claim, key)
+                self._windows.append(window)
+                self.limit_ends = window.ends
+            self._refuse_in_window(handler, request)
+            return
         if reply is None:
             with self._lock:
                 self.unscripted.append(request)
@@ -367,6 +394,33 @@ class ScriptedServer:
                 handler.send_json(request, 200, message_json(body, reply, self._next_message_id()))
         else:  # a script error, surfaced loudly
             raise TypeError(f"unknown scripted reply: {reply!r}")
+
+    def lift_limits(self) -> None:
+        """End every usage-limit window now: the reset came (for a test that cannot wait hours for it)."""
+        with self._lock:
+            now = time.time()
+            self._windows = [_Window(min(w.ends, now), w.claim, w.key) for w in self._windows]
+
+    def _refuse_in_window(self, handler: _Handler, request: RecordedRequest) -> bool:
+        """Inside a usage-limit window: answer 429 with the unified rate-limit headers (True), as the API does."""
+        with self._lock:
+            now = time.time()
+            window = next((w for w in self._windows if now < w.ends and (w.key is None or w.key(request))), None)
+            if window is None:
+                return False
+            self.limited.append(request)
+            ends, claim = window.ends, window.claim
+        span = "7d" if claim.startswith("seven_day") else "5h"
+        headers = {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(int(ends)),
+            f"anthropic-ratelimit-unified-{span}-reset": str(int(ends)),
+            f"anthropic-ratelimit-unified-{span}-status": "rejected",
+            "anthropic-ratelimit-unified-representative-claim": claim,
+        }
+        message = "This request would exceed your account's rate limit. Please try again later."
+        handler.send_json(request, 429, error_body("rate_limit_error", message), headers)
+        return True
 
     def _go_down(self, seconds: float | None) -> None:
         # Stop listening BEFORE the client sees its connection cut: stop() closes the port, then cuts every

@@ -18,7 +18,7 @@ from ._sources import SourceError
 __all__ = ["ANSWER_WAIT_S", "ControlSource"]
 
 T = TypeVar("T")
-ANSWER_WAIT_S = 5.0  # how long the page waits for the run to say it took a message (it takes them within a second)
+ANSWER_WAIT_S = 15.0  # how long the page waits for the run to say it took a message (within a second, unless loaded)
 
 
 def _status(message: str) -> int:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from flower_resilience import until_text, usage_limit
 
 from ._screen import Screen
 from ._text import clock, sanitize
@@ -20,7 +22,12 @@ from ._text import clock, sanitize
 if TYPE_CHECKING:
     from ..runtime import Event
 
-__all__ = ["Heartbeat"]
+__all__ = ["Heartbeat", "is_limit_retry"]
+
+
+def is_limit_retry(payload: dict[str, Any]) -> bool:
+    """Is this harness retry notice (``api_retry``) a usage limit's? Then flower waits it out, not the harness."""
+    return payload.get("subtype") == "api_retry" and usage_limit(payload) is not None
 
 
 class Heartbeat:
@@ -140,7 +147,9 @@ class Heartbeat:
             self.end(f"tool:{p['tool_use_id']}")
         elif kind == "retry":
             self._track_retry(event)
-        elif kind == "system" and p.get("subtype") == "api_retry":
+        elif kind == "limit":
+            self._track_limit(event)
+        elif kind == "system" and p.get("subtype") == "api_retry" and not is_limit_retry(p):
             attempt, most = p.get("attempt"), p.get("max_retries")
             why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
             self.begin("harness-retry", f"request failed ({why}), Claude Code retries: attempt {attempt} of {most}")
@@ -156,6 +165,17 @@ class Heartbeat:
                     self.screen.erase_in_place()
                 else:
                     self._questions.discard(qid)
+
+    def _track_limit(self, event: Event) -> None:
+        """The wait for a usage limit's reset: its label counts down (a ``waiting`` event renews it)."""
+        phase = event.payload.get("phase")
+        self.end("harness-retry")  # the harness's retry notice was the limit's: flower waits now, not the harness
+        if phase in ("reached", "waiting"):
+            resets_at = event.payload.get("resets_at")
+            when = f" · resets {until_text(resets_at)}" if isinstance(resets_at, (int, float)) else ""
+            self.begin("limit", f"waiting out the {event.payload.get('name') or 'usage limit'}{when}")
+        elif phase in ("resumed", "ended", "spend_cap"):
+            self.end("limit")
 
     def _track_retry(self, event: Event) -> None:
         p = event.payload

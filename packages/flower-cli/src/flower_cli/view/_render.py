@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .._shared.words import counted
 from ..runtime import BUDGET_SPENT
-from ._heartbeat import Heartbeat
+from ._heartbeat import Heartbeat, is_limit_retry
 from ._json import is_refusal
 from ._screen import Screen
 from ._terminal import is_terminal, use_color
@@ -135,8 +136,10 @@ class Renderer:
 
     # --- events -----------------------------------------------------------------------------------
 
-    def step(self, name: str, index: int, total: int, note: str = "") -> None:
-        tail = f"{index}/{total}" + (f"  {note}" if note else "")
+    def step(self, name: str, index: int | None, total: int, note: str = "") -> None:
+        """A step's header; ``index`` None: a session beside the steps (a judge), with a header of its own."""
+        tail = (f"{index}/{total}" if index is not None else "") + (f"  {note}" if note else "")
+        tail = tail.strip()
         fill = "=" * max(4, self.width - len(name) - len(tail) - 6)
         self.line(f"\n== {name} {fill} {tail}", "bold")
 
@@ -186,7 +189,7 @@ class Renderer:
             waiting = p.get("live_workers") or []
             if waiting:
                 names = ", ".join(str(w.get("description") or w.get("id")) for w in waiting)
-                self.line(f"  ~ waiting for {len(waiting)} worker{'s' if len(waiting) != 1 else ''}: {names}", "dim")
+                self.line(f"  ~ waiting for {counted(len(waiting), 'worker')}: {names}", "dim")
         elif kind == "result":
             # One line per step (a judge round is a step of its own), however many turns the step took.
             cost = float(p.get("cost_usd") or 0.0)
@@ -199,12 +202,17 @@ class Renderer:
             elif p.get("is_error"):
                 self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
             else:
-                self.line(f"  + done: {p.get('num_turns', 0)} turns · ${cost:.4f} · {elapsed}", "green")
+                self.line(
+                    f"  + done: {counted(int(p.get('num_turns') or 0), 'turn')} · ${cost:.4f} · {elapsed}", "green"
+                )
         elif kind == "error":
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
-            self.line(f"  ~ {event.text}", "yellow")
-        elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1:
+            if not _first_and_final(p):
+                self.line(f"  ~ {event.text}", "yellow")
+        elif kind == "limit":
+            self._limit(event)
+        elif kind == "system" and p.get("subtype") == "api_retry" and p.get("attempt") == 1 and not is_limit_retry(p):
             # Said once, as a line (a pipe sees it too); later attempts only move the heartbeat.
             why = f"HTTP {p['error_status']}" if p.get("error_status") else str(p.get("error") or "no answer")
             self.line(
@@ -213,7 +221,8 @@ class Renderer:
         elif kind == "task":
             self._task(event)
         elif kind == "step":
-            self.step(event.text, int(p.get("index", 1)), int(p.get("total", 1)), str(p.get("note", "")))
+            index = None if p.get("side") else int(p.get("index", 1))
+            self.step(event.text, index, int(p.get("total", 1)), str(p.get("note", "")))
         elif kind == "handoff":
             self._handoff(event)
         elif kind == "ask":
@@ -223,6 +232,15 @@ class Renderer:
         elif kind == "aside":
             self.line(f"# aside: {event.text}", "magenta")
         # system / unknown / future kinds: nothing to show
+
+    def _limit(self, event: Event) -> None:
+        """A usage limit: said when met, when waited out, when it ends the step; the countdown is the heartbeat's."""
+        phase = event.payload.get("phase")
+        if phase in ("reached", "resumed"):
+            self.line(f"  ~ {event.text}", "yellow", wrap=True)
+        elif phase == "warning":
+            self.line(f"  ! {event.text}", "yellow", wrap=True)
+        # "ended" and "spend_cap": the step's failed line and the exit line say it (with the command that continues)
 
     def _refusal(self, event: Event) -> None:
         """A refused tool call, in words for the person (the model's own text only under -v), and counted."""
@@ -331,11 +349,7 @@ class Renderer:
                 self.line(f"     {i}) {option}", "" if state == "asked" else "dim")
         if state == "asked":
             remaining = p.get("remaining")
-            left = (
-                f" · {remaining} question{'s' if remaining != 1 else ''} left"
-                if isinstance(remaining, int) and remaining >= 0
-                else ""
-            )
+            left = f" · {counted(remaining, 'question')} left" if isinstance(remaining, int) and remaining >= 0 else ""
             pick = "a number or your answer" if p.get("options") else "your answer"
             self.line(f"     (type {pick}, then Enter; an empty line skips{left})", "dim")
         elif state == "answered":
@@ -378,12 +392,18 @@ class Renderer:
             parts.append(f"session {session_id}")
         parts.append(f"manifest {manifest}")
         if refused:
-            parts.append(f"{refused} tool call{'s' if refused != 1 else ''} refused")
+            parts.append(f"{counted(refused, 'tool call')} refused")
         if self.degraded:
             # A successor that started from a handoff built without a model knows less: never a silent success.
             n = self.degraded
-            parts.append(f"{n} handoff{'s' if n != 1 else ''} degraded (no handoff was written)")
+            parts.append(f"{counted(n, 'handoff')} degraded (no handoff was written)")
         # Not clipped to the width: a session id or a path cut short is no use to copy.
         text = sanitize(" · ".join(parts))
         self.stream.write("\n" + self._screen.paint(text, "yellow" if refused or self.degraded else "dim") + "\n")
         self.stream.flush()
+
+
+def _first_and_final(p: dict[str, Any]) -> bool:
+    """A first attempt that failed for good (a refused credential, an unknown model): nothing was retried,
+    and the step's own failure line says the error, so the retry loop's two lines would only repeat it."""
+    return p.get("error_kind") == "fatal" and p.get("attempt") == 1 and p.get("kind") in ("attempt_failed", "gave_up")

@@ -167,7 +167,9 @@ class _StepRun:
         fresh_left = 1 if step.fresh_after_carried and self.carried else 0
         while True:
             result = await self._launch(launch)
-            if stopped_by_budget(result):  # neither a retry nor a new round: each would stop the same way
+            # Neither a retry nor a new round: the spent budget would stop each the same way, and a usage limit not
+            # waited out would only be met again.
+            if stopped_by_budget(result) or result.limited_until is not None:
                 return result, False
             if result.ok:
                 try:

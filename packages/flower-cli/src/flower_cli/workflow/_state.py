@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..runtime import Event
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
     from flower_workbench import Workbench
 
-    from ..runtime import AgentSpec, Channel, Event, Lineage, StepResult
+    from ..runtime import AgentSpec, Channel, Lineage, StepResult
 
 __all__ = ["MOVED_KEYS", "Ctx", "EventSink", "RunContext", "RunResult", "StepRunner", "moved_key_hint"]
 
@@ -106,6 +107,8 @@ class RunContext:
         Its events go to the run's sink and its cost counts in the run's; it never enters lineage, so a second
         run does not resume it.
         """
+        # Announced like a step (a header of its own), so what the judge says is not read as the step's words.
+        self.emit(Event("step", step_name, payload={"side": True, "note": f"{spec.name} · a fresh session"}))
         result = await self.runtime.run(spec, prompt, step_name=step_name, on_event=self.on_event)
         self._ran.append(result)
         return result

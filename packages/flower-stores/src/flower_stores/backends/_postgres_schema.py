@@ -60,54 +60,64 @@ def schema_steps(s: str) -> dict[int, list[str]]:
                 released    boolean NOT NULL DEFAULT false,
                 PRIMARY KEY (project_key, session_id))""",
         ],
-        # Run records (`RunRecords`): a run's manifest rows and lineage, so any machine reads them. Times are
-        # epoch ms on the server's clock; ``arrival`` orders what shares a time
-        # (two runs created in one millisecond, a run's rows with one start time) by arrival.
-        3: [
-            f"""CREATE TABLE IF NOT EXISTS {s}.runs (
-                run_id     text COLLATE "C" PRIMARY KEY,
-                arrival    bigint GENERATED ALWAYS AS IDENTITY,
-                created_at bigint NOT NULL,
-                updated_at bigint NOT NULL)""",
-            f"""CREATE TABLE IF NOT EXISTS {s}.run_rows (
-                run_id     text COLLATE "C" NOT NULL,
-                step       text COLLATE "C" NOT NULL,
-                started_at double precision NOT NULL,
-                arrival    bigint GENERATED ALWAYS AS IDENTITY,
-                row_json   text NOT NULL,
-                PRIMARY KEY (run_id, step, started_at))""",
-            f"""CREATE TABLE IF NOT EXISTS {s}.run_lineage (
-                run_id     text COLLATE "C" NOT NULL,
-                step       text COLLATE "C" NOT NULL,
-                session_id text NOT NULL,
-                PRIMARY KEY (run_id, step))""",
-        ],
-        # The run log and inbox (`RunEventLog`, `RunInbox`): what a run publishes, its summary, and the messages
-        # sent to it. Times are epoch ms on the server's clock; ``arrival`` orders heads created in one ms.
-        4: [
-            f"""CREATE TABLE IF NOT EXISTS {s}.run_events (
-                run_id text COLLATE "C" NOT NULL,
-                seq    bigint NOT NULL,
-                at     bigint NOT NULL,
-                kind   text NOT NULL,
-                event  text NOT NULL,
-                PRIMARY KEY (run_id, seq))""",
-            f"""CREATE TABLE IF NOT EXISTS {s}.run_heads (
-                run_id     text COLLATE "C" PRIMARY KEY,
-                arrival    bigint GENERATED ALWAYS AS IDENTITY,
-                created_at bigint NOT NULL,
-                updated_at bigint NOT NULL,
-                last_seq   bigint NOT NULL,
-                head       text)""",
-            f"""CREATE TABLE IF NOT EXISTS {s}.run_inbox (
-                id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                run_id   text COLLATE "C" NOT NULL,
-                at       bigint NOT NULL,
-                kind     text NOT NULL,
-                text     text NOT NULL,
-                sender   text NOT NULL DEFAULT '',
-                question text NOT NULL DEFAULT '',
-                taken_at bigint)""",
-            f"CREATE INDEX IF NOT EXISTS run_inbox_waiting ON {s}.run_inbox (run_id) WHERE taken_at IS NULL",
-        ],
+        3: _run_records(s),
+        4: _run_log(s),
     }
+
+
+def _run_records(s: str) -> list[str]:
+    """Version 3's DDL: the run records."""
+    # Run records (`RunRecords`): a run's manifest rows and lineage, so any machine reads them. Times are
+    # epoch ms on the server's clock; ``arrival`` orders what shares a time
+    # (two runs created in one millisecond, a run's rows with one start time) by arrival.
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {s}.runs (
+            run_id     text COLLATE "C" PRIMARY KEY,
+            arrival    bigint GENERATED ALWAYS AS IDENTITY,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL)""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.run_rows (
+            run_id     text COLLATE "C" NOT NULL,
+            step       text COLLATE "C" NOT NULL,
+            started_at double precision NOT NULL,
+            arrival    bigint GENERATED ALWAYS AS IDENTITY,
+            row_json   text NOT NULL,
+            PRIMARY KEY (run_id, step, started_at))""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.run_lineage (
+            run_id     text COLLATE "C" NOT NULL,
+            step       text COLLATE "C" NOT NULL,
+            session_id text NOT NULL,
+            PRIMARY KEY (run_id, step))""",
+    ]
+
+
+def _run_log(s: str) -> list[str]:
+    """Version 4's DDL: the run log and inbox."""
+    # The run log and inbox (`RunEventLog`, `RunInbox`): what a run publishes, its summary, and the messages
+    # sent to it. Times are epoch ms on the server's clock; ``arrival`` orders heads created in one ms.
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {s}.run_events (
+            run_id text COLLATE "C" NOT NULL,
+            seq    bigint NOT NULL,
+            at     bigint NOT NULL,
+            kind   text NOT NULL,
+            event  text NOT NULL,
+            PRIMARY KEY (run_id, seq))""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.run_heads (
+            run_id     text COLLATE "C" PRIMARY KEY,
+            arrival    bigint GENERATED ALWAYS AS IDENTITY,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL,
+            last_seq   bigint NOT NULL,
+            head       text)""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.run_inbox (
+            id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id   text COLLATE "C" NOT NULL,
+            at       bigint NOT NULL,
+            kind     text NOT NULL,
+            text     text NOT NULL,
+            sender   text NOT NULL DEFAULT '',
+            question text NOT NULL DEFAULT '',
+            taken_at bigint)""",
+        f"CREATE INDEX IF NOT EXISTS run_inbox_waiting ON {s}.run_inbox (run_id) WHERE taken_at IS NULL",
+    ]

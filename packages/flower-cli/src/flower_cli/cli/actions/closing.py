@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from ..._shared.exits import Exit, ExitCode
 from ...runtime import UNSTORED
 from .budget import budget_exit
-from .exit_codes import exit_code_for
+from .exit_codes import exit_code_for, failure_reason
+from .limited import continue_after
 from .output import write_stdout
 
 if TYPE_CHECKING:
@@ -104,7 +105,8 @@ def conclude(
     not_passed: str = GATE_NOT_PASSED,
     culprit: StepResult | None = None,
     see: str = "",
-    again: str = "",
+    again: str | None = None,
+    raise_budget: str = "",
 ) -> None:
     """How ``go`` and ``run`` end a workflow that ran to its end: `finish` (notes, the answer, the closing line),
     then return when no step stopped it, else a one-line `Exit` naming the step and why (exit 1 unless the
@@ -114,8 +116,9 @@ def conclude(
     the ``done`` event carries it too. ``not_passed``: said when the stopped step's last attempt ran to its end
     and nothing else explains it. ``culprit``: the session whose error decides the exit code (default: the
     stopped step's result). ``see``: where to look, added unless the reason already says ("look at").
-    ``again``: the command that continues a run the budget stopped (``{budget}``: a higher budget); such a run
-    exits 6 with what was spent, on what, and that command.
+    ``again``: the command that continues the run (said, with the reset time, when a usage limit stopped it).
+    ``raise_budget``: the command that continues a run the budget stopped (``{budget}``: a higher budget); such
+    a run exits 6 with what was spent, on what, and that command.
     """
     failed = outcome.failed_at
     answer = outcome.answer
@@ -123,14 +126,16 @@ def conclude(
     finish(opts, view, sink, runtime, answer, failed_at=failed, aborted=aborted)
     if failed is None:
         return
-    spent = budget_exit(runtime, again or "flower --budget {budget}")
+    spent = budget_exit(runtime, raise_budget or "flower --budget {budget}")
     if spent is not None:
         raise spent
     decisive = culprit if culprit is not None else answer
     code = exit_code_for(decisive) if decisive is not None else ExitCode.NOT_DONE
-    reason = aborted or (answer.error if answer is not None else None)
+    reason = aborted or (failure_reason(answer) if answer is not None and answer.error else None)
     if not reason:
         reason = not_passed if answer is not None and answer.ok else "no result"
     if see and "look at" not in reason:
         reason += f"; {see}"
+    if decisive is not None:
+        reason += continue_after(decisive, again)
     raise Exit(code if code != ExitCode.DONE else ExitCode.NOT_DONE, f"stopped at step {failed!r}: {reason}")

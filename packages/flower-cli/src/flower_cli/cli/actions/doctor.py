@@ -6,11 +6,13 @@ stderr but the closing error line when something is wrong.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
 import shlex
 import stat
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +20,9 @@ import flower_env
 import flower_resilience
 
 from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, resolve_window
+from ...runtime import HandoffPolicy, describe_os_error, resolve_window
 from ...view import Renderer
+from .doctor_limits import show_usage_limit
 from .output import human_view, write_stdout
 from .store import check_store
 
@@ -41,6 +44,8 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     up = _show_endpoint(view, report, problems)
     report["credential"] = _show_credential(view, problems, missing=missing, probe=probe, up=up)
 
+    report["usage_limit"] = show_usage_limit(view, opts.limit_wait)
+
     view.line("context window", "bold")
     report["window"] = _show_window(view, problems)
 
@@ -51,7 +56,7 @@ def run_doctor(opts: GlobalOptions, *, probe: bool = True) -> None:
     if store_problem:
         problems.append(store_problem)
 
-    report["run_dir"] = _show_run_dir(view, opts.run_dir)
+    report["run_dir"] = _show_run_dir(view, opts.run_dir, problems)
 
     report["ok"] = not problems
     report["problems"] = [{"exit": int(code), "message": text} for code, text in problems]
@@ -75,7 +80,12 @@ def _show_settings(view: Renderer, report: dict[str, Any], problems: list[tuple[
         view.line(f"  {setting.key} = {setting.display}  ({setting.source})")
     report["notes"] = flower_env.load_notes()
     for note in report["notes"]:
-        view.line(f"  ! {note}", "yellow")
+        view.line(f"  x {note}", "red")
+    if report["notes"]:
+        # Each note is a .env line or file flower skipped: a setting the user wrote that does not apply.
+        first = report["notes"][0]
+        more = f" (and {len(report['notes']) - 1} more above)" if len(report["notes"]) > 1 else ""
+        problems.append((ExitCode.CONFIG, f"{first}{more}: fix the .env so every line is KEY=VALUE"))
     missing = flower_env.check_credentials()
     report["credential_missing"] = missing
     if missing:
@@ -127,14 +137,22 @@ def _show_credential(
     return credential
 
 
-def _show_run_dir(view: Renderer, run_dir: Path) -> dict[str, Any]:
-    """The run dir's permissions: a warning (not a problem: nothing fails) when others may read it.
+def _show_run_dir(view: Renderer, run_dir: Path, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:
+    """Whether a run can write the run dir (a problem when not: the next run would exit 3 on it), and its
+    permissions: a warning (not a problem: nothing fails) when others may read it.
 
     flower creates it 0700, because its transcripts hold every tool output the agent saw; one made by an
     older flower (or by hand) is never chmod-ed behind the user's back, only reported with the command.
     """
     view.line("run dir", "bold")
     found: dict[str, Any] = {"path": str(run_dir)}
+    unwritable = _write_problem(run_dir)
+    found["writable"] = unwritable is None
+    if unwritable is not None:
+        found["error"] = unwritable
+        problems.append((ExitCode.CONFIG, unwritable))
+        view.line(f"  x {unwritable}", "red")
+        return found
     try:
         mode = stat.S_IMODE(run_dir.stat().st_mode)
     except OSError:
@@ -152,6 +170,24 @@ def _show_run_dir(view: Renderer, run_dir: Path) -> dict[str, Any]:
     else:
         view.line(f"  + {run_dir} is private (mode {mode:04o})", "green")
     return found
+
+
+def _write_problem(run_dir: Path) -> str | None:
+    """Why a run could not write its files under ``run_dir`` (None: it can), found by writing: a temporary
+    file in the run dir, or in the nearest folder above it that exists (the run creates the rest). Asking
+    `os.access` instead would pass a read-only mount, and anything at all for root; nothing is left behind."""
+    target = run_dir
+    while not os.path.lexists(target) and target != target.parent:
+        target = target.parent
+    try:
+        if not target.is_dir():
+            raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(run_dir))
+        with tempfile.TemporaryFile(dir=target, prefix=".flower-doctor-"):
+            pass
+    except OSError as exc:
+        named = exc if exc.filename else OSError(exc.errno, exc.strerror, str(target))
+        return describe_os_error(named, "the run dir", elsewhere="point -r elsewhere")
+    return None
 
 
 def _show_window(view: Renderer, problems: list[tuple[ExitCode, str]]) -> dict[str, Any]:

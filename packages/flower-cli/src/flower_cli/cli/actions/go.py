@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -33,11 +34,12 @@ from ...workflow import WorkflowError
 from .budget import budget_from
 from .closing import conclude
 from .credentials import ensure_credentials, interactive
+from .go_settings import keep_settings, kept_settings
 from .handoff import handoff_policy
 from .opening import open_runtime
 from .output import make_view
 from .publish import publishing
-from .rescue import rescued, run_rescued
+from .rescue import interrupted_line, rescued, run_rescued
 from .stdin_prompt import STDIN, prompt_from
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     view, sink = make_view(g)
     for note in _not_applying(opts, g):
         view.line(f"  ! {note}", "yellow", wrap=True)
+    opts = kept_settings(g, opts, view)
     if _already_achieved(g, opts, view, sink):
         return  # before the credential check: nothing is sent, nothing is paid
     ensure_credentials(view, verbose=g.verbose, reach=True, sink=sink if g.json else None)
@@ -130,6 +133,7 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     start = _where_to_start(g, opts, view, workbench.notes)
     if start is None:
         return
+    _ensure(workbench)  # only now: a run refused for want of a request leaves the directory as it was
     limit = opts.budget if opts.budget is not None else (kept.limit_usd if kept is not None else None)
     budget = RunBudget.kept(workbench.notes / BUDGET_FILE, limit)
     ask, state = start
@@ -142,14 +146,17 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
     workflow = build_go_flow(settings, channel=channel, workbench=workbench)
 
     runtime = open_runtime(g, workbench=workbench, trim=opts.trim, handoff=handoff, budget=budget)
+    if not opts.clarify_only:
+        keep_settings(g, opts)
     if state.waking:
         _say_waking(g, view, runtime, state, ask if amended else None)
     if budget is not None and (state.waking or budget.spent_usd):
         view.line(f"  {budget_status(budget.file())}", "dim")
     _say_who_answers(g, opts, view, from_stdin)
 
+    again = "run `flower` again in this workspace (it picks the run up)"
     with (
-        rescued(runtime, recorded="the step is", again="run `flower` again in this workspace (it picks the run up)"),
+        rescued(runtime, recorded="the step is", again=again),
         publishing(g, runtime, sink, command="go", channel=channel) as published,
     ):
         sink = published.sink  # every event is published for `flower status/watch` and the page as well
@@ -169,19 +176,25 @@ def run_go(g: GlobalOptions, opts: GoSettings) -> None:
         published.check_stopped(g.workspace)
         if driver.interrupted or outcome is None:
             last = runtime.results[-1].step if runtime.results else "none"
-            raise Exit(ExitCode.INTERRUPTED, f"interrupted; the step {last!r} is recorded in {runtime.manifest_path}")
+            raise Exit(ExitCode.INTERRUPTED, interrupted_line(runtime, recorded=f"the step {last!r} is", again=again))
         _conclude(g, view, sink, runtime, outcome, workflow.state, settings, paths)
 
 
 def _workbench(g: GlobalOptions, opts: GoSettings) -> flower_workbench.Workbench:
-    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git)."""
+    """go's workbench, in ``<workspace>/.flower`` (beside the workspace with ``--isolate``, which needs git);
+    not created yet (`_ensure` does that once the run is sure to start)."""
     if opts.isolate:
         probe = AgentSpec("coordinator", "", agents={"coder": worker("x", "x", isolate=True)})
         problem = isolation_problem(probe, g.workspace)
         if problem:
             raise Exit(ExitCode.CONFIG, f"--isolate: {problem.replace(repr('coder') + ' ', '')}")
+    return go_workbench(g.workspace, isolate=opts.isolate, create=False)
+
+
+def _ensure(workbench: flower_workbench.Workbench) -> None:
+    """Create the workbench's folders; a workspace that cannot hold them is a one-line configuration error."""
     try:
-        return go_workbench(g.workspace, isolate=opts.isolate)
+        workbench.ensure()
     except OSError as exc:
         raise Exit(ExitCode.CONFIG, describe_os_error(exc, "the workbench", elsewhere="point -w elsewhere")) from exc
 
@@ -307,7 +320,8 @@ def _conclude(
     culprit = state.judge_failed
     if state.produced_nothing is not None:
         culprit = StepResult(step=state.produced_nothing, ok=False)
-    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see)
+    wake = f"flower -w {shlex.quote(str(g.workspace))}"  # the wake: the run goes on where it stopped, same sessions
+    conclude(g, view, sink, runtime, outcome, unmet=unmet, not_passed="no result", culprit=culprit, see=see, again=wake)
     if state.accepted:
         view.line(
             f"  ! the judge said the goal is unreachable and the person accepted that ({state.accepted})",

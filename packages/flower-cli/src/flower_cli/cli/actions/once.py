@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from ..._shared.exits import Exit, ExitCode
@@ -9,8 +10,9 @@ from ...runtime import AgentSpec
 from .budget import budget_exit, budget_from
 from .closing import finish
 from .credentials import ensure_credentials
-from .exit_codes import exit_code_for
+from .exit_codes import exit_code_for, failure_reason
 from .handoff import handoff_policy
+from .limited import continue_after
 from .opening import open_runtime
 from .output import make_view
 from .publish import publishing
@@ -80,4 +82,6 @@ def run_once(
                 raise spent
             code = exit_code_for(result)
             if code != ExitCode.DONE:
-                raise Exit(code, f"the step did not finish: {result.error or 'no result'}")
+                again = f'flower -w {shlex.quote(str(runtime.workspace))} once --resume {result.session_id} "continue"'
+                tail = continue_after(result, again if result.session_id else None)
+                raise Exit(code, f"the step did not finish: {failure_reason(result)}{tail}")

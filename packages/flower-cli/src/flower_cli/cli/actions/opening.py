@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._shared.exits import Exit, ExitCode
-from ...runtime import HandoffPolicy, RunBudget, Runtime, describe_os_error, lease_ttl_from_env
+from ...runtime import DEFAULT_LIMIT_WAIT, HandoffPolicy, RunBudget, Runtime, describe_os_error, lease_ttl_from_env
 from .._workspace import check_workspace
 from .store import explained
 
@@ -52,6 +52,7 @@ def open_runtime(
             store=opts.store,
             lease_ttl=lease_ttl,
             budget=budget,
+            limit_wait=DEFAULT_LIMIT_WAIT if opts.limit_wait is None else opts.limit_wait,
         )
     except Exception as exc:
         raise explained(exc, opts) from exc

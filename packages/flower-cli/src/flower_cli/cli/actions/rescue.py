@@ -18,7 +18,7 @@ from ..._shared.exits import Exit, ExitCode
 from ...runtime import UNSTORED, Runtime, Terminated, describe_os_error, explain
 from ...view import sanitize
 
-__all__ = ["rescued", "run_rescued"]
+__all__ = ["interrupted_line", "rescued", "run_rescued"]
 
 T = TypeVar("T")
 _RESCUED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -46,7 +46,7 @@ def rescued(runtime: Runtime, *, recorded: str, again: str) -> Iterator[None]:
         raise
     except KeyboardInterrupt:
         runtime.rescue(reason=Runtime.INTERRUPTED)
-        raise Exit(ExitCode.INTERRUPTED, f"interrupted; {recorded} recorded in {runtime.manifest_path}") from None
+        raise Exit(ExitCode.INTERRUPTED, interrupted_line(runtime, recorded=recorded, again=again)) from None
     except Exit as stop:
         failed = runtime.manifest_error
         if failed is None or stop.code == ExitCode.INTERRUPTED:
@@ -140,12 +140,15 @@ def _what_is_kept(runtime: Runtime) -> str:
     )
 
 
-def _say_terminated(runtime: Runtime, signum: int, *, recorded: str, again: str) -> None:
-    """The one line a stopped run leaves: which signal, what was recorded where, the command that goes on."""
-    try:
-        name = signal.Signals(signum).name
-    except ValueError:
-        name = f"signal {signum}"
+def interrupted_line(runtime: Runtime, *, recorded: str, again: str) -> str:
+    """Ctrl-C's closing line: what was recorded where, the session, and the command that goes on (as a
+    signal's line says them: a person who pressed Ctrl-C needs them just as much)."""
+    kept, then = _kept_and_next(runtime, recorded=recorded, again=again)
+    return f"interrupted; {kept}; to continue: {then}"
+
+
+def _kept_and_next(runtime: Runtime, *, recorded: str, again: str) -> tuple[str, str]:
+    """(what was recorded where, with the last step's session; the command that continues the run)."""
     last = runtime.results[-1] if runtime.results else None
     session = last.session_id if last is not None else None
     if runtime.manifest_error is not None:
@@ -156,7 +159,17 @@ def _say_terminated(runtime: Runtime, signum: int, *, recorded: str, again: str)
         kept += f" (session {session})"
     if "{session}" in again:
         again = again.format(session=session) if session else "run the same command again"
-    line = f"flower: stopped by {name}; {kept}; to continue: {again}"
+    return kept, again
+
+
+def _say_terminated(runtime: Runtime, signum: int, *, recorded: str, again: str) -> None:
+    """The one line a stopped run leaves: which signal, what was recorded where, the command that goes on."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    kept, then = _kept_and_next(runtime, recorded=recorded, again=again)
+    line = f"flower: stopped by {name}; {kept}; to continue: {then}"
     try:
         sys.stderr.write(sanitize(line) + "\n")
         sys.stderr.flush()

@@ -113,7 +113,7 @@ def run_workflow(
                 raise Exit(ExitCode.USAGE, f"{target}: {exc}") from exc
             published.check_stopped(opts.workspace)
             assert outcome is not None  # only a stop ends main without a result, and check_stopped left then
-            conclude(opts, view, sink, runtime, outcome, again=f"flower run {target} --budget {{budget}}")
+            conclude(opts, view, sink, runtime, outcome, raise_budget=f"flower run {target} --budget {{budget}}")
 
 
 def _human_channel(workflow: Workflow) -> HumanChannel | None:

@@ -18,6 +18,7 @@ from ...runtime import Manifest, harness_projects_dir
 from ...view import sanitize
 from .output import write_stdout
 from .session_ids import resolve_session
+from .sessions_elsewhere import elsewhere, elsewhere_hint
 from .store import explained, open_store, store_label
 
 if TYPE_CHECKING:
@@ -58,44 +59,68 @@ def _costs(opts: GlobalOptions) -> dict[str, tuple[str, float]]:
     return out
 
 
-def list_sessions(opts: GlobalOptions) -> None:
-    """Newest first, one line each (``--json``: one document, ``{"kind": "sessions", "sessions": [...]}``)."""
+def list_sessions(opts: GlobalOptions, *, every_path: bool = False) -> None:
+    """Newest first, one line each (``--json``: one document, ``{"kind": "sessions", "sessions": [...]}``).
+
+    ``every_path`` (``--all``): the sessions of every path the store holds, each line ending in its path. With
+    none for this workspace, the line says which other paths have some (a moved project's old path).
+    """
     store, project = _open(opts)
     try:
-        listed = anyio.run(store.list_sessions, project)
+        listed: list[tuple[dict[str, Any], str | None]] = [
+            (item, None) for item in anyio.run(store.list_sessions, project)
+        ]
+        # Other paths are looked up only when they are asked for or when this one has nothing (a shared
+        # store may hold many projects, and each costs a listing and a transcript read).
+        others = elsewhere(store, project) if every_path or not listed else []
+        if every_path:
+            for other in others:
+                listed += [(item, other.path) for item in anyio.run(store.list_sessions, other.project_key)]
     except Exception as exc:  # a store that opens but cannot be read (a half-copied file)
         raise _explained(exc, opts) from exc
     finally:
         store.close()
-    costs = _costs(opts) if listed else {}
-    rows: list[dict[str, Any]] = []
-    for item in sorted(listed, key=lambda s: s["mtime"], reverse=True):
-        sid = item["session_id"]
-        step, cost = costs.get(sid, ("", 0.0))
-        rows.append(
-            {
-                "session_id": sid,
-                "modified": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000)),
-                "mtime_ms": item["mtime"],
-                "step": step or None,
-                "cost_usd": round(cost, 6) if step else None,
-            }
-        )
+    rows = _rows(opts, listed)
     if opts.json:
         document = {
             "kind": "sessions",
             "workspace": str(opts.workspace),
             "store": store_label(opts),
             "sessions": rows,
+            "elsewhere": [{"path": e.path, "project_key": e.project_key, "sessions": e.sessions} for e in others],
         }
         write_stdout(json.dumps(document, ensure_ascii=False) + "\n")
         return
     if not rows:
         sys.stderr.write(f"no sessions for {opts.workspace} in {store_label(opts)}\n")
+        if others:
+            sys.stderr.write(sanitize(elsewhere_hint(others)) + "\n")
         return
     for row in rows:
         extra = f"  {row['step']}  ${row['cost_usd']:.4f}" if row["step"] else ""
-        write_stdout(f"{row['session_id']}  {row['modified']}{extra}\n")
+        where = f"  {row['path']}" if row.get("path") else ""
+        write_stdout(f"{row['session_id']}  {row['modified']}{extra}{where}\n")
+
+
+def _rows(opts: GlobalOptions, listed: list[tuple[dict[str, Any], str | None]]) -> list[dict[str, Any]]:
+    """The listed sessions, newest first, with their step and cost from the manifest (and their path, if
+    not this workspace's)."""
+    costs = _costs(opts) if listed else {}
+    rows: list[dict[str, Any]] = []
+    for item, path in sorted(listed, key=lambda pair: pair[0]["mtime"], reverse=True):
+        sid = item["session_id"]
+        step, cost = costs.get(sid, ("", 0.0))
+        row = {
+            "session_id": sid,
+            "modified": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item["mtime"] / 1000)),
+            "mtime_ms": item["mtime"],
+            "step": step or None,
+            "cost_usd": round(cost, 6) if step else None,
+        }
+        if path is not None:
+            row["path"] = path
+        rows.append(row)
+    return rows
 
 
 def _message(entry: dict[str, Any], limit: int | None = None) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import flower_stores
 
 from ..._shared.exits import Exit, ExitCode
+from ..._shared.sizes import human_bytes
 from ...runtime import explain
 
 if TYPE_CHECKING:
@@ -90,12 +91,13 @@ def check_store(
             # The store answers for its own tables (read-only: doctor never writes), not raw SQL into them.
             with flower_stores.SqliteSessionStore(path, read_only=True) as sqlite_store:
                 keys, entries = sqlite_store.counts()
+                size = flower_stores.StoreUpkeep(sqlite_store).size()
         except (sqlite3.Error, flower_stores.StoreError) as exc:
             seen["error"] = f"{path} is not readable: {exc}"
             view.line(f"  x {path} is not readable: {exc}", "red")
             return ExitCode.CONFIG, f"{path} is not readable: {exc}"
-        seen.update(transcripts=keys, entries=entries)
-        view.line(f"  + {path}: {keys} transcripts, {entries} entries", "green")
+        seen.update(transcripts=keys, entries=entries, **_size_fields(size))
+        view.line(f"  + {path}: {keys} transcripts, {entries} entries, {_size_text(size)}", "green")
         return None
 
     assert opts.store is not None
@@ -103,10 +105,26 @@ def check_store(
     try:
         with flower_stores.PostgresSessionStore(opts.store.strip()) as store:  # the global option checked it is one
             transcripts, entries = store.counts()
+            size = flower_stores.StoreUpkeep(store).size()
     except flower_stores.StoreError as exc:  # a malformed URL never gets here: the global option checks it
         seen["error"] = str(exc)
         view.line(f"  x {exc}", "red")
         return ExitCode.CONFIG, str(exc)
-    seen.update(exists=True, schema=store.schema, transcripts=transcripts, entries=entries)
-    view.line(f"  + {store.where} (schema {store.schema}): {transcripts} transcripts, {entries} entries", "green")
+    seen.update(exists=True, schema=store.schema, transcripts=transcripts, entries=entries, **_size_fields(size))
+    view.line(
+        f"  + {store.where} (schema {store.schema}): {transcripts} transcripts, {entries} entries, {_size_text(size)}",
+        "green",
+    )
     return None
+
+
+def _size_fields(size: flower_stores.StoreSize) -> dict[str, int]:
+    return {"size_bytes": size.total_bytes, "reclaimable_bytes": size.reclaimable_bytes}
+
+
+def _size_text(size: flower_stores.StoreSize) -> str:
+    """``12.3 MB`` and, when a compaction would give some back, how much and with what."""
+    text = human_bytes(size.total_bytes)
+    if size.reclaimable_bytes:
+        text += f" ({human_bytes(size.reclaimable_bytes)} free: `flower sessions compact` gives it back)"
+    return text

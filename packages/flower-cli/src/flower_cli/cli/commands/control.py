@@ -12,9 +12,14 @@ from .._root_app import app
 
 __all__ = ["answer", "mail", "status", "stop", "watch"]
 
+# One run, or the one running run when left out (watch, stop).
+OneRun = Annotated[
+    str | None,
+    typer.Argument(help="A run id (or a unique prefix) [default: the one running run].", metavar="RUN"),
+]
 _RUN_WORDS = typer.Argument(
-    help="[RUN] TEXT: RUN (a run id from `flower status`, or a unique prefix) may be left out when one run is "
-    "running; the rest is the text.",
+    help="RUN (a run id from `flower status`, or a unique prefix) may be left out when one run is running; "
+    "the rest is the text.",
     metavar="[RUN] TEXT",
     show_default=False,
 )
@@ -41,10 +46,7 @@ def status(ctx: typer.Context) -> None:
 )
 def watch(
     ctx: typer.Context,
-    run: Annotated[
-        str | None,
-        typer.Argument(help="A run id (or a unique prefix) [default: the one running run].", metavar="[RUN]"),
-    ] = None,
+    run: OneRun = None,
     new: Annotated[
         bool, typer.Option("--new", help="Only what happens from now on, not what happened so far.")
     ] = False,
@@ -86,10 +88,7 @@ def mail(ctx: typer.Context, words: Annotated[list[str], _RUN_WORDS]) -> None:
 @app.command(cls=FlowerCommand, epilog=epilog("flower stop   # the one running run", "flower stop 20261206-0412"))
 def stop(
     ctx: typer.Context,
-    run: Annotated[
-        str | None,
-        typer.Argument(help="A run id (or a unique prefix) [default: the one running run].", metavar="[RUN]"),
-    ] = None,
+    run: OneRun = None,
 ) -> None:
     """Stop a run: the step in flight is recorded, and `flower` in its workspace wakes it again."""
     from ..actions.control import tell_run  # why: it loads the stores; `--help` must not

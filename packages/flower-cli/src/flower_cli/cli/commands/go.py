@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import BudgetOption, NoHandoffOption, WindowOption
+from .._model import use_model
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["go"]
@@ -72,8 +73,10 @@ def go(
         bool, typer.Option("--no-trim", help="Do not trim old large tool results when a session is resumed.")
     ] = False,
     budget: BudgetOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Clarify -> set a goal -> work until an independent judge says it is done (the default command)."""
+    use_model(model)
     # why: the go flow loads the Runtime and the SDK; `flower go --help` must not
     from ...go import GoSettings
     from ..actions.go import run_go

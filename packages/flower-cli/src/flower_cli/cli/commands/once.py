@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import BudgetOption, NoHandoffOption, WindowOption
+from .._model import use_model
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["PermissionMode", "once"]
@@ -69,8 +70,10 @@ def once(
     ] = False,
     window: WindowOption = None,
     no_handoff: NoHandoffOption = False,
+    model: ModelOption = None,
 ) -> None:
     """Run one agent once; the answer goes to stdout."""
+    use_model(model)
     from ..actions.once import run_once  # why: it loads the Runtime and the SDK; `--help` must not
 
     run_once(

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from .._help import FlowerCommand, epilog
-from .._options import BudgetOption, NoHandoffOption, WindowOption
+from .._model import use_model
+from .._options import BudgetOption, ModelOption, NoHandoffOption, WindowOption
 from .._root_app import app
 
 __all__ = ["run_cmd"]
@@ -26,8 +27,10 @@ def run_cmd(
     window: WindowOption = None,
     no_handoff: NoHandoffOption = False,
     budget: BudgetOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Run a workflow defined in Python."""
+    use_model(model)
     from ..actions.run import run_workflow  # why: it loads the Runtime and the SDK; `--help` must not
 
     run_workflow(ctx.obj, target, window=window, no_handoff=no_handoff, budget=budget)

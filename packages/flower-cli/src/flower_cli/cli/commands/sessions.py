@@ -23,12 +23,18 @@ app.add_typer(sessions_app, name="sessions")
 
 
 @sessions_app.callback(invoke_without_command=True)
-def sessions_list(ctx: typer.Context) -> None:
+def sessions_list(
+    ctx: typer.Context,
+    every_path: Annotated[
+        bool,
+        typer.Option("--all", help="List the sessions of every path the store holds (a moved project's old path)."),
+    ] = False,
+) -> None:
     """List this workspace's sessions (newest first)."""
     if ctx.invoked_subcommand is None:
         from ..actions.sessions import list_sessions  # why: it loads the stores; `--help` must not
 
-        list_sessions(ctx.obj)
+        list_sessions(ctx.obj, every_path=every_path)
 
 
 @sessions_app.command(

@@ -206,7 +206,7 @@ function drawCurve(step) {
   svg.dataset.points = step.points.join(",");
   const peak = Math.max(1, ...step.points);
   const n = step.points.length;
-  const xy = step.points.map((c, i) => [n > 1 ? 30 + (560 * i) / (n - 1) : 30, 125 - (110 * c) / peak]);
+  const xy = step.points.map((c, i) => [n > 1 ? 30 + (560 * i) / (n - 1) : 30, 132 - (110 * c) / peak]); // below the label
   const line = document.createElementNS(ns, "polyline");
   line.setAttribute("points", xy.map(([x, y]) => x.toFixed(1) + "," + y.toFixed(1)).join(" "));
   svg.append(line);
