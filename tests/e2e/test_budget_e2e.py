@@ -78,6 +78,7 @@ def test_go_stops_at_the_budget_a_plain_wake_keeps_it_and_a_higher_one_goes_on(
     lines = stopped.stderr.splitlines()
     near = [line for line in lines if "budget: $0.08" in line and "(80%)" in line]
     assert len(near) == 1, stopped.stderr
+    assert any(line.startswith("  x work·judge#1 stopped: budget spent") for line in lines), stopped.stderr
     closing = lines[-1]
     assert "the run's budget is spent" in closing and "of $0.1000" in closing, closing
     assert "work $0.4" in closing and "goal $0.04" in closing and "clarify $0.04" in closing, closing
@@ -171,8 +172,16 @@ def test_once_with_a_budget_stops_at_it_and_says_how_to_go_on(claude_env: Script
 
 def test_once_reads_flower_budget_and_a_bad_one_is_a_usage_error(claude_env: ScriptedServer, workspace: Path) -> None:
     claude_env.script(Text("fine", usage=usage(1_000)))
-    done = flower("once", "say fine", cwd=workspace, extra_env={"FLOWER_BUDGET": "5"})
+    done = flower("--json", "once", "say fine", cwd=workspace, extra_env={"FLOWER_BUDGET": "5"})
     assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    [step] = [e for e in events if e["kind"] == "result"]
+    assert step["payload"]["budget"]["limit_usd"] == 5.0 and step["payload"]["budget"]["stopped"] is False
+    last = events[-1]
+    assert last["kind"] == "done" and last["budget"] == {
+        "limit_usd": 5.0,
+        "spent_usd": pytest.approx(last["cost_usd"], abs=1e-4),
+    }
     assert rows(workspace)[-1]["budget"] == {
         "limit_usd": 5.0,
         "spent_usd": pytest.approx(0.004, abs=0.001),

@@ -116,4 +116,5 @@ def step_payload(result: StepResult) -> dict[str, Any]:
         "workers": result.workers,
         "retired": result.retired,
         "duration_s": result.duration_s,
+        "budget": result.budget,  # the run's budget when the step ended (None without one): a page shows it
     }

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._shared.words import counted
+from ..runtime import BUDGET_SPENT
 from ._heartbeat import Heartbeat, is_limit_retry
 from ._json import is_refusal
 from ._screen import Screen
@@ -195,7 +196,10 @@ class Renderer:
             self.cost += cost
             self._running = 0.0
             elapsed = clock(time.monotonic() - self.started)
-            if p.get("is_error"):
+            if p.get("is_error") and str(p.get("error") or "").startswith(BUDGET_SPENT):
+                # not a failure of the step: the run's budget ended it (or kept it from starting)
+                self.line(f"  x {p.get('step')} stopped: {p.get('error')} · ${cost:.4f} · {elapsed}", "yellow")
+            elif p.get("is_error"):
                 self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
             else:
                 self.line(

@@ -60,6 +60,8 @@ def finish(
                 "cost_usd": runtime.total_cost(),
                 "harness_log": str(runtime.harness_log.path) if diagnostics else None,
                 "refused": refused,
+                # spend against the run's budget (limit, spent), None without one
+                "budget": budget.row() if (budget := getattr(runtime, "budget", None)) is not None else None,
                 **done,
             }
         )
