@@ -14,7 +14,7 @@ from .._root_app import app
 __all__ = ["sessions_app", "sessions_import", "sessions_list", "sessions_show"]
 
 sessions_app = typer.Typer(
-    help="List or show the sessions of this workspace from the run dir's sessions.db.",
+    help="List, show, import, delete or prune the sessions of this workspace; compact the store.",
     rich_markup_mode=None,
     cls=FlowerGroup,
     epilog=epilog("flower sessions show 1a2b3c4d   # any unique prefix of a session id"),
