@@ -191,20 +191,7 @@ class Renderer:
                 names = ", ".join(str(w.get("description") or w.get("id")) for w in waiting)
                 self.line(f"  ~ waiting for {counted(len(waiting), 'worker')}: {names}", "dim")
         elif kind == "result":
-            # One line per step (a judge round is a step of its own), however many turns the step took.
-            cost = float(p.get("cost_usd") or 0.0)
-            self.cost += cost
-            self._running = 0.0
-            elapsed = clock(time.monotonic() - self.started)
-            if p.get("is_error") and str(p.get("error") or "").startswith(BUDGET_SPENT):
-                # not a failure of the step: the run's budget ended it (or kept it from starting)
-                self.line(f"  x {p.get('step')} stopped: {p.get('error')} · ${cost:.4f} · {elapsed}", "yellow")
-            elif p.get("is_error"):
-                self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
-            else:
-                self.line(
-                    f"  + done: {counted(int(p.get('num_turns') or 0), 'turn')} · ${cost:.4f} · {elapsed}", "green"
-                )
+            self._result(p)
         elif kind == "error":
             self.line(f"  ! {event.text}", "red")
         elif kind in ("retry", "reset"):
@@ -232,6 +219,20 @@ class Renderer:
         elif kind == "aside":
             self.line(f"# aside: {event.text}", "magenta")
         # system / unknown / future kinds: nothing to show
+
+    def _result(self, p: dict[str, Any]) -> None:
+        """One line per step (a judge round is a step of its own), however many turns the step took."""
+        cost = float(p.get("cost_usd") or 0.0)
+        self.cost += cost
+        self._running = 0.0
+        elapsed = clock(time.monotonic() - self.started)
+        if p.get("is_error") and str(p.get("error") or "").startswith(BUDGET_SPENT):
+            # not a failure of the step: the run's budget ended it (or kept it from starting)
+            self.line(f"  x {p.get('step')} stopped: {p.get('error')} · ${cost:.4f} · {elapsed}", "yellow")
+        elif p.get("is_error"):
+            self.line(f"  x failed: {p.get('error') or 'no result'} · ${cost:.4f} · {elapsed}", "red")
+        else:
+            self.line(f"  + done: {counted(int(p.get('num_turns') or 0), 'turn')} · ${cost:.4f} · {elapsed}", "green")
 
     def _limit(self, event: Event) -> None:
         """A usage limit: said when met, when waited out, when it ends the step; the countdown is the heartbeat's."""
