@@ -68,9 +68,10 @@ def _leave(code: int) -> None:
 
 def _failure(exc: BaseException) -> tuple[int, str] | None:
     """The exit code and the one line for a failure the fleet knows (None: a bug, which keeps its traceback)."""
+    # why: these load Temporal, and `flower --help` loads this module
     from temporalio.service import RPCError
 
-    from ._client import RunNotFoundError
+    from ._client import RunNotFoundError  # why: as above
     from ._config import FleetConfig, FleetConfigError
     from ._transport import SERVER_TROUBLE, call_failure
 
@@ -96,6 +97,7 @@ class _Failed:
 def _run(work: Callable[[Fleet], Awaitable[T]], root: Path | None = None) -> T:
     """Connect (FLOWER_TEMPORAL…), run ``work`` on a Temporal runtime of this command's own (gone before this
     returns: see `_lifetime`), and turn the fleet's errors into one line and an exit code."""
+    # why: these load Temporal, and `flower --help` loads this module
     from ._client import Fleet
     from ._lifetime import forget_tracebacks, run_on_own_runtime
 
@@ -291,11 +293,8 @@ def submit(
         return rid, (await fleet.result(rid) if wait else None)
 
     rid, state = _run(go)
-    if state is None:
-        print(rid)
-        return _leave(0)
-    print("\n".join(_state_lines(state)))
-    if state.status != "completed":
+    print(rid if state is None else "\n".join(_state_lines(state)))
+    if state is not None and state.status != "completed":
         raise _fail(_NOT_DONE, f"run {rid} {state.status}" + (f": {_reason(state)}" if state.error else ""))
     _leave(0)
 
