@@ -130,6 +130,7 @@ def test_a_sqlite_url_is_the_same_as_the_default_store(
     claude_env: ScriptedServer, workspace: Path, tmp_path: Path
 ) -> None:
     db = tmp_path / "elsewhere" / "sessions.db"
+    db.parent.mkdir()  # a --store in a folder that does not exist is refused, like a missing -w
     claude_env.script(Text("stored elsewhere"))
     done = flower("--store", f"sqlite://{db}", "once", "hi", cwd=workspace)
     assert done.returncode == 0, done.stderr

@@ -39,8 +39,12 @@ async def test_schema_is_the_seeds(db: Path) -> None:
     with SqliteSessionStore(db):
         pass
     tables = dict(_rows(db, "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL"))
-    # The seed's three tables and index, the session lease's table (one driver per session) and the run records'.
-    assert set(tables) == {"entries", "meta", "summaries", "entries_uid", "leases", "runs", "run_rows", "run_lineage"}
+    # The seed's three tables and index, the session lease's table (one driver per session), the run records' and
+    # the run log's (what a run publishes, its summary, its inbox).
+    assert set(tables) == {
+        *("entries", "meta", "summaries", "entries_uid", "leases", "runs", "run_rows", "run_lineage"),
+        *("run_events", "run_heads", "run_inbox", "run_inbox_waiting", "sqlite_sequence"),
+    }
     names = ("entries", "meta", "summaries", "leases", "runs", "run_rows", "run_lineage")
     columns = {t: [c[1] for c in _rows(db, f"PRAGMA table_info({t})")] for t in names}
     assert columns == {
