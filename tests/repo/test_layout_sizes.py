@@ -1,5 +1,5 @@
-"""Every distribution stays findable, as cli/ and view/ are held to in tests/cli/test_cli_layout.py: no module
-past about 500 lines, no function past 80 (except the fused rewrite's hot path, measured in
+"""Every distribution stays findable: no module past about 500 lines (500 exactly in flower-cli's cli/ and view/,
+the rooms a reader enters first), no function past 80 (except the fused rewrite's hot path, measured in
 benchmarks/ and property-tested in tests/stores), and every import inside a function says why (a comment on it or on
 the block of imports above it: ``# why: …``, ``# lazy: …``)."""
 
@@ -13,6 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted(path for path in (REPO / "packages").glob("*/src/**/*.py"))
 MAX_MODULE_LINES = 520  # "about 500": a module a few lines over is not worth a split of its job
+STRICT_ROOMS = ("flower-cli/src/flower_cli/cli/", "flower-cli/src/flower_cli/view/")  # held to 500
 MAX_FUNCTION_LINES = 80
 # The one long function by design: a single pass over a transcript's entries, kept in one frame for speed.
 HOT_PATHS = {("flower-stores/src/flower_stores/rewrite/_fused.py", "rewrite_once")}
@@ -44,7 +45,8 @@ def _says_why(lines: list[str], lineno: int) -> bool:
 @pytest.mark.parametrize("path", FILES, ids=_name)
 def test_modules_and_functions_stay_short(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
-    assert len(source.splitlines()) <= MAX_MODULE_LINES, f"{_name(path)}: split it by job"
+    most = 500 if _name(path).startswith(STRICT_ROOMS) else MAX_MODULE_LINES
+    assert len(source.splitlines()) <= most, f"{_name(path)}: split it by job"
     long = [
         f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(ast.parse(source))
