@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import anyio
 
 from flower_resilience import UsageLimit, span_text, until_text, usage_limit
 
+from .._shared.durations import seconds_in
 from ._events import Event, EventSink
 
 __all__ = [
@@ -52,17 +52,21 @@ COUNTDOWN_EVERY_S = 30.0
 # The next launch starts this long before the reset, its prompt held until the reset (see `held_prompt`).
 LEAD_S = 10.0
 
-_WAIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$", re.I)
-_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# A bare number is seconds; units spelled short or long.
+_WAIT_UNITS = {
+    **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), "s"),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), "m"),
+    **dict.fromkeys(("h", "hour", "hours"), "h"),
+    **dict.fromkeys(("d", "day", "days"), "d"),
+}
 
 
 def parse_wait(text: str) -> float:
     """Seconds from ``90``, ``90s``, ``20m``, ``6h``, ``1d`` (``0``: do not wait); ValueError otherwise."""
-    match = _WAIT.match(str(text))
-    if match is None:
+    seconds = seconds_in(str(text), _WAIT_UNITS)
+    if seconds is None:
         raise ValueError(f"{text!r} is not a duration; give e.g. 90s, 20m, 6h or 0 (do not wait)")
-    unit = (match.group(2) or "s").lower()[0]
-    return float(match.group(1)) * _UNIT_S[unit]
+    return seconds
 
 
 def harness_retry_env(spec_env: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:

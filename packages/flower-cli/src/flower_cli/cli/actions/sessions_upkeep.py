@@ -10,7 +10,6 @@ document) and exit codes: a ``delete`` that could not delete every session it wa
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ import anyio
 
 import flower_stores
 
+from ..._shared.durations import seconds_in
 from ..._shared.exits import Exit, ExitCode
 from ..._shared.sizes import human_bytes
 from ...runtime import Lineage
@@ -34,16 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = ["compact_store", "delete_sessions", "parse_age", "prune_sessions"]
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.IGNORECASE)
+_AGE_UNITS = {unit: unit for unit in "smhdw"}  # a unit is required: "30" alone says nothing of what it counts
 
 
 def parse_age(text: str) -> float:
     """``30d`` → seconds (units s, m, h, d, w); a usage `Exit` that shows the form for anything else."""
-    match = _AGE.fullmatch(text or "")
-    if match is None:
+    seconds = seconds_in(text or "", _AGE_UNITS)
+    if seconds is None:
         raise Exit(ExitCode.USAGE, f"--older-than {text!r}: give an age like 30d, 12h, 90m or 2w (s, m, h, d, w)")
-    return float(match.group(1)) * _UNITS[match.group(2).lower()]
+    return seconds
 
 
 def _project_key(opts: GlobalOptions) -> str:
