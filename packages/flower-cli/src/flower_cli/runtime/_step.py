@@ -316,6 +316,8 @@ class StepRun:
                 if limit is not None:  # no request more in this launch: closing it ends the harness's retry wait
                     self._limit = limit
                     remember_limit(limit)
+                    if result.session_id:  # the same session resumes after the reset: with the turn's last entries
+                        await self._mirrored(result.session_id, last_main)
                     return False, False
                 if (
                     handoffs is not None
@@ -486,9 +488,9 @@ class StepRun:
         """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
 
         The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
-        mid-turn, for a handoff or a Ctrl-C — would be resumed without the messages still in flight: the
-        writing round or the human's words would follow a transcript that lost the turn's end. After ``within``
-        the stop goes ahead regardless.
+        mid-turn, for a handoff, a Ctrl-C or a usage limit — would be resumed without the messages still in
+        flight: the writing round, the human's words or the resume after the reset would follow a transcript that
+        lost the turn's end. After ``within`` the stop goes ahead regardless.
         """
         if not message_uuid:
             return
