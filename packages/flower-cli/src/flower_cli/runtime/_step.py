@@ -306,7 +306,7 @@ class StepRun:
                 paid.saw(message, len(stream.record.attempts) + 1)  # the attempt in flight: those before are concluded
                 if self.interrupt.is_set():
                     if result.session_id:
-                        await self._mirrored(result.session_id, last_main)
+                        await self.launcher.store.holds(result.session_id, last_main)
                     return True, False
                 last_main = _main_thread_uuid(message) or last_main
                 events = self._show(message)
@@ -316,15 +316,15 @@ class StepRun:
                 if limit is not None:  # no request more in this launch: closing it ends the harness's retry wait
                     self._limit = limit
                     remember_limit(limit)
-                    if result.session_id:  # the same session resumes after the reset: with the turn's last entries
-                        await self._mirrored(result.session_id, last_main)
+                    if result.session_id and last_main:  # the same session resumes after the reset: with them
+                        await self.launcher.store.holds(result.session_id, last_main)
                     return False, False
                 if (
                     handoffs is not None
                     and handoffs.observe(events, live_workers=bool(workers.live))
                     and result.session_id
                 ):
-                    await self._mirrored(result.session_id, last_main)
+                    await self.launcher.store.holds(result.session_id, last_main)
                     return False, True
                 if self.stop_reason and _ends_turn(message):
                     break  # stopped: the interrupted turn has ended (a harness that idles on is closed)
@@ -385,7 +385,7 @@ class StepRun:
                 successor = await self._with_recovered(retired, successor)
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
-            return None if self._budget_spent() else self._resume_after_interrupt()
+            return None if self._budget_spent() else await self._resume_after_interrupt()
         if ended.interrupted:
             result.ok, result.error = False, INTERRUPTED
         return None
@@ -420,17 +420,21 @@ class StepRun:
         payload = {"step": self.state.result.step, "phase": phase, **limit.to_json(), **extra}
         self.state.emit(Event("limit", limit.describe(), payload=payload))
 
-    def _resume_after_interrupt(self) -> Launch:
+    async def _resume_after_interrupt(self) -> Launch:
         """The interrupted session goes on with the human's words (the resume prompt when there were none)."""
         state = self.state
         result = state.result
         words = self.interrupt.take()
         result.interrupts += 1
-        result.resumed = True
         said = "interrupted; resuming with your words" if words else "interrupted; continuing"
         state.emit(Event("retry", said, payload={"step": result.step}))
+        session = result.session_id or ""
+        if self._first is not None and not await self.launcher.store.has_conversation(session):
+            # Stopped before the harness stored anything: the model saw nothing yet, the step starts as it began.
+            return replace(self._first, prompt=f"{self._first.prompt}\n\n{words}".strip(), session_id=None)
+        result.resumed = True
         prompt = f"{words}\n\n{INTERRUPT_NOTE}" if words else self.launcher.resilience.resume_prompt
-        return Launch(prompt, resume=result.session_id)
+        return Launch(prompt, resume=session)
 
     def _finish(self) -> None:
         """Close the step's result (answer, turns, workers, end time) and write its manifest row."""
@@ -483,27 +487,6 @@ class StepRun:
             state.emit(Event("notice", budget.near_line(), payload={"step": state.result.step, "budget": budget.row()}))
         if budget.over and state.workers.live and not self.stopped:
             self.stop_reason = budget.stop_reason()
-
-    async def _mirrored(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
-        """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
-
-        The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
-        mid-turn, for a handoff, a Ctrl-C or a usage limit — would be resumed without the messages still in
-        flight: the writing round, the human's words or the resume after the reset would follow a transcript that
-        lost the turn's end. After ``within`` the stop goes ahead regardless.
-        """
-        if not message_uuid:
-            return
-        deadline = time.monotonic() + within
-        while True:
-            try:
-                if self.launcher.store.has_entry(session_id, message_uuid):
-                    return
-            except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
-                return
-            if time.monotonic() >= deadline:
-                return
-            await anyio.sleep(0.05)
 
 
 def _ends_turn(message: Any) -> bool:

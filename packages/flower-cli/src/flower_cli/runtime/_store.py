@@ -8,9 +8,11 @@ default file) decides its policies, its name in messages, and whether load-time 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 from claude_agent_sdk import SessionKey, SessionStore, project_key_for_directory
 
 import flower_stores
@@ -98,12 +100,44 @@ class RunStore:
     def has_session(self, session_id: str) -> bool:
         return self.index.has_session(self.project_key, session_id)
 
+    async def has_conversation(self, session_id: str) -> bool:
+        """Does the store hold a user or assistant message of ``session_id``? What a resume needs: the harness
+        answers "No conversation found" for a session stored with its bookkeeping entries only."""
+        key: SessionKey = {"project_key": self.project_key, "session_id": session_id}
+        entries = await self.session_store.load(key)
+        return any(type(e) is dict and e.get("type") in ("user", "assistant") for e in entries or ())
+
     def context_of(self, session_id: str) -> int:
         """The session's last context watermark (tokens), as the store has it."""
         return self.index.last_context(self.project_key, session_id)
 
     def has_entry(self, session_id: str, entry_uuid: str) -> bool:
         return self.index.has_entry(self.project_key, session_id, entry_uuid)
+
+    async def holds(self, session_id: str, message_uuid: str | None, *, within: float = 5.0) -> None:
+        """Wait (up to ``within`` seconds) until the store holds the main-thread message ``message_uuid``.
+
+        The harness mirrors a message to the store a moment after it streams it. A session stopped in between —
+        mid-turn, for a handoff, a Ctrl-C or a usage limit — would be resumed without the messages still in
+        flight: the writing round, the human's words or the resume after the reset would follow a transcript that
+        lost the turn's end. Before any main-thread message has streamed (``message_uuid`` None), it waits until
+        the store holds the conversation at all: the prompt the harness was given. After ``within`` the stop goes
+        ahead regardless.
+        """
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if message_uuid:
+                    held = self.has_entry(session_id, message_uuid)
+                else:
+                    held = await self.has_conversation(session_id)
+                if held:
+                    return
+            except Exception:  # noqa: BLE001 - a store that cannot answer must not stop the step
+                return
+            if time.monotonic() >= deadline:
+                return
+            await anyio.sleep(0.05)
 
     def use_workbench(self, workbench: Workbench | None) -> None:
         """Load-time trimming spills where ``workbench`` does (on layers built here with trim=True/False)."""
