@@ -134,6 +134,14 @@ def overflow(sid: str, text: str = "Prompt is too long") -> list[Any]:
 
 
 @dataclass
+class WorkerTranscript:
+    """In a script: the transcript of background worker ``agent_id``, mirrored under its coordinator's session."""
+
+    agent_id: str
+    entries: list[dict[str, Any]]
+
+
+@dataclass
 class Launch:
     prompt: str
     resume: str | None
@@ -171,6 +179,9 @@ class Model:
                 await anyio.lowlevel.checkpoint()
                 if isinstance(message, BaseException):
                     raise message
+                if isinstance(message, WorkerTranscript):  # a worker's own transcript, as the harness mirrors it
+                    await self._mirror_worker(options, launch.session_id, message)
+                    continue
                 await self._mirror(options, launch.session_id, _entry(message))
                 launch.shown += 1
                 yield message
@@ -184,6 +195,17 @@ class Model:
         key = {"project_key": project_key_for_directory(str(options.cwd)), "session_id": sid}
         entry = {"uuid": entry.pop("uuid", None) or _uuid(), "sessionId": sid, **entry}
         await options.session_store.append(key, [entry])  # type: ignore[arg-type, list-item]
+
+    @staticmethod
+    async def _mirror_worker(options: ClaudeAgentOptions, sid: str, worker: WorkerTranscript) -> None:
+        assert options.session_store is not None
+        key = {
+            "project_key": project_key_for_directory(str(options.cwd)),
+            "session_id": sid,
+            "subpath": f"subagents/agent-{worker.agent_id}",
+        }
+        entries = [{"uuid": _uuid(), "sessionId": sid, "isSidechain": True, **e} for e in worker.entries]
+        await options.session_store.append(key, entries)  # type: ignore[arg-type]
 
     def prompts(self) -> list[str]:
         return [launch.prompt for launch in self.launches]
@@ -200,6 +222,8 @@ def _entry(message: Any) -> dict[str, Any] | None:
         ]
         body = {"role": "assistant", "model": message.model, "content": content, "usage": message.usage or {}}
         return {"type": "assistant", "uuid": message.uuid, "message": body}
+    if isinstance(message, UserMessage) and isinstance(message.content, str):  # a notification turn's prompt
+        return {"type": "user", "uuid": message.uuid, "message": {"role": "user", "content": message.content}}
     if isinstance(message, UserMessage) and isinstance(message.content, list):
         content = [
             {"type": "tool_result", "tool_use_id": b.tool_use_id, "content": b.content}

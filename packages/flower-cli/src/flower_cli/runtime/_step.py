@@ -103,9 +103,8 @@ class StepRun:
         self.stop_reason = ""  # why the step was stopped ("" while it runs on)
         self._lease: StepLease | None = None
         self._live: _LiveLaunch | None = None
-        self._first: Launch | None = (
-            None  # the step's first launch: what a limit met before any session was stored repeats
-        )
+        self._first: Launch | None = None  # the first launch: what a limit met before anything was stored repeats
+        self._deliveries = 0  # the launches that delivered answers of workers the harness dropped
         self._limit: UsageLimit | None = None  # the limit that ended the live launch
         self._limits = LimitWatch(self._limit_notice, said=record.limit_warnings)
         # The task ids of the workers flower recovered: the harness's own "didn't finish" notice of them, which it
@@ -386,9 +385,26 @@ class StepRun:
                 return Launch(self.launcher.first_prompt(state.spec, successor, None))
         if ended.interrupted and result.session_id:
             return None if self._budget_spent() else await self._resume_after_interrupt()
+        if not ended.interrupted and result.ok:
+            return await self._undelivered()
         if ended.interrupted:
             result.ok, result.error = False, INTERRUPTED
         return None
+
+    async def _undelivered(self) -> Launch | None:
+        """A launch that ended well while a worker's answer never reached the main thread: the same session goes
+        on with it. The harness can drop the notice of a worker that finishes between a tool result and the
+        main thread's next request, and then end (seen one run in ten on a loaded machine); read from the store
+        (see `recover`), and done at most twice a step so a notice the ledger cannot see never loops."""
+        state = self.state
+        session = state.result.session_id
+        if not session or not state.workers.tasks or state.workers.live or self._deliveries >= 2:
+            return None
+        notice = await self._with_recovered(session, "")
+        if not notice or self._budget_spent():
+            return None
+        self._deliveries += 1
+        return Launch(notice.strip(), resume=session)
 
     async def _after_limit(self, limit: UsageLimit) -> Launch | None:
         """After a launch a usage limit ended: the same session once the limit lifts, or None (the step ends,
