@@ -15,6 +15,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+def fresh_venv(env_dir: Path) -> tuple[Path, list[str]]:
+    """A new venv with nothing in it, and the pip command that installs into it.
+
+    Why the test environment's pip (``pip --python``) and no bytecode: a venv of its own pip costs ensurepip
+    (3 s of CPU), and compiling every installed module costs more; neither is what these tests check, and on
+    two cores the whole suite waits for that CPU. What lands in the venv is the same.
+    """
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    return python, pip
+
+
 # What each package must be able to do right after `pip install packages/<dist>` and nothing else.
 SMOKE: dict[str, str] = {
     "flower-env": (
@@ -49,20 +63,16 @@ LICENSED = (
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("dist", sorted(SMOKE))
 def test_installs_alone_into_a_fresh_venv(dist: str, tmp_path: Path) -> None:
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
+    python, pip = fresh_venv(tmp_path / "venv")
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT / "packages" / dist)],
+        [*pip, "install", "--quiet", "--no-compile", str(ROOT / "packages" / dist)],
         capture_output=True,
         text=True,
         timeout=540,
     )
     assert install.returncode == 0, install.stderr[-3000:]
     module = dist.replace("-", "_")
-    listed = subprocess.run(
-        [str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
-    ).stdout
+    listed = subprocess.run([*pip, "list", "--format=freeze"], capture_output=True, text=True, check=True).stdout
     siblings = [line for line in listed.splitlines() if line.startswith("flower-") and not line.startswith(f"{dist}==")]
     assert not siblings, f"{dist} pulled in siblings: {siblings}"
     for script in (SMOKE[dist], PY_TYPED, LICENSED):
@@ -76,10 +86,8 @@ def test_installs_alone_into_a_fresh_venv(dist: str, tmp_path: Path) -> None:
 def test_flower_fleet_installs_with_its_siblings_and_mounts_flower_fleet(tmp_path: Path) -> None:
     """flower-fleet is no standalone library (it runs flower-cli's workflows): it installs with the siblings it
     declares, and its commands appear as `flower fleet`; flower-cli without it says what to install."""
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    python, venv_pip = fresh_venv(tmp_path / "venv")
+    pip = [*venv_pip, "install", "--quiet", "--no-compile"]
     siblings = [str(ROOT / "packages" / d) for d in ("flower-env", "flower-resilience", "flower-workbench")]
     base = subprocess.run(
         [*pip, *siblings, f"{ROOT / 'packages' / 'flower-stores'}[postgres]", str(ROOT / "packages" / "flower-cli")],
