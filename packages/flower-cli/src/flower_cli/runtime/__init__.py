@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from ._handoff import parse_token_count as parse_token_count
     from ._handoff import record_overflow as record_overflow
     from ._handoff import resolve_window as resolve_window
+    from ._harness_files import UNSTORED as UNSTORED
+    from ._harness_files import harness_projects_dir as harness_projects_dir
     from ._isolation import IsolatedAgentDefinition as IsolatedAgentDefinition
     from ._isolation import IsolationError as IsolationError
     from ._isolation import isolation_problem as isolation_problem
@@ -62,8 +64,6 @@ if TYPE_CHECKING:
     from ._limits_seen import limits_path as limits_path
     from ._lineage import Lineage as Lineage
     from ._manifest import Manifest as Manifest
-    from ._mirror import UNSTORED as UNSTORED
-    from ._mirror import harness_projects_dir as harness_projects_dir
     from ._options import PLUGIN_DIR as PLUGIN_DIR
     from ._options import build_options as build_options
     from ._query import QueryFunction as QueryFunction

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,12 +25,13 @@ from claude_agent_sdk import SessionStore as SessionStoreProtocol
 
 import flower_stores
 
+from ._harness_files import UNSTORED, harness_projects_dir
+
 if TYPE_CHECKING:
     from claude_agent_sdk import SessionKey, SessionStore, SessionStoreEntry
 
 __all__ = ["UNSTORED", "MirrorWatch", "harness_projects_dir", "quiet_sdk_mirror_log"]
 
-UNSTORED = "transcript not stored"  # how a step's error starts when the store could not take its transcript
 
 # The SDK's optional store methods: the watched store offers exactly those the store under it implements (the
 # SDK tells an implemented one from the protocol's default by its class).
@@ -40,14 +40,6 @@ _OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys"
 # one a person must fix (a full disk, a read-only file), which is not waited for.
 _TRANSIENT = ("connect", "connection", "server", "timeout", "timed out", "locked", "busy", "unreachable")
 _PERMANENT = ("disk is full", "no space left", "readonly", "read-only", "permission denied", "quota")
-
-
-def harness_projects_dir() -> Path:
-    """Where Claude Code writes a new session's transcript: ``$CLAUDE_CONFIG_DIR/projects``, else
-    ``~/.claude/projects`` (the SDK's own rule; flower sets neither). A session resumed from the store is
-    materialised into a temporary config dir instead, which the SDK removes when the launch ends."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(config) if config else Path.home() / ".claude") / "projects"
 
 
 def quiet_sdk_mirror_log(write: Callable[[str], None]) -> None:
