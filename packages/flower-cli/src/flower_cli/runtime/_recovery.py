@@ -22,7 +22,7 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from claude_agent_sdk import SessionKey, SessionListSubkeysKey
@@ -33,6 +33,9 @@ from ._ledger import AGENT_TOOLS, WorkerRecord, worker_key, worker_ledger
 from ._recovery_place import ensure_worktree, project_of, worker_place
 from ._spec import AgentSpec
 from ._step_state import StepState
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import SessionStoreEntry
 
 __all__ = [
     "RESUME_WORKER_PROMPT",
@@ -80,7 +83,7 @@ def recovery_session_id(coordinator_session: str, call_id: str) -> str:
 async def read_ledger(launcher: Launcher, session_id: str, spec: AgentSpec) -> list[WorkerRecord]:
     """The ledger of ``session_id`` as the store holds it (raw transcripts: no load-time layer in between);
     ``spec`` is the coordinator's (its worker types say which are isolated, and so where recoveries are stored)."""
-    raw = _raw(launcher)
+    raw = launcher.store.raw
     project = launcher.store.project_key
     main = await raw.load(SessionKey(project_key=project, session_id=session_id)) or []
     # The coordinator's transcript alone says which workers reported: only the others' transcripts are read (a
@@ -248,14 +251,15 @@ async def _copy_transcript(
 ) -> None:
     """The worker's stored turns, as a session of its own (``recovery``) that the harness can resume."""
     assert record.agent_id is not None
-    raw = _raw(launcher)
+    raw = launcher.store.raw
     source = SessionKey(
         project_key=launcher.store.project_key, session_id=session_id, subpath=worker_key(record.agent_id)
     )
     entries = await raw.load(source) or []
     place = worker_place(launcher.workspace, spec, record, recovery)
     target = SessionKey(project_key=project_of(launcher.store.project_key, place), session_id=recovery)
-    await raw.append(target, as_session(entries, recovery))
+    # The entries are the harness's own, reshaped (see `as_session`): what the store protocol's entry type describes.
+    await raw.append(target, cast("list[SessionStoreEntry]", as_session(entries, recovery)))
 
 
 def as_session(entries: Sequence[Any], session_id: str) -> list[dict[str, Any]]:
@@ -272,9 +276,3 @@ def as_session(entries: Sequence[Any], session_id: str) -> list[dict[str, Any]]:
             copy["isSidechain"] = False
         out.append(copy)
     return out
-
-
-def _raw(launcher: Launcher) -> Any:
-    """The store beneath flower's load-time layers: transcripts as written."""
-    store = launcher.store.session_store
-    return getattr(store, "backend", store)

@@ -100,11 +100,18 @@ class RunStore:
     def has_session(self, session_id: str) -> bool:
         return self.index.has_session(self.project_key, session_id)
 
+    @property
+    def raw(self) -> SessionStore:
+        """The store beneath flower's load-time layers: transcripts as written (no rewrite, no spill)."""
+        store: SessionStore = getattr(self.session_store, "backend", self.session_store)
+        return store
+
     async def has_conversation(self, session_id: str) -> bool:
         """Does the store hold a user or assistant message of ``session_id``? What a resume needs: the harness
-        answers "No conversation found" for a session stored with its bookkeeping entries only."""
+        answers "No conversation found" for a session stored with its bookkeeping entries only. Read raw: a
+        question about what was written, not a load to send (the layers' rewrite would run, and spill)."""
         key: SessionKey = {"project_key": self.project_key, "session_id": session_id}
-        entries = await self.session_store.load(key)
+        entries = await self.raw.load(key)
         return any(type(e) is dict and e.get("type") in ("user", "assistant") for e in entries or ())
 
     def context_of(self, session_id: str) -> int:
